@@ -1,0 +1,167 @@
+package billing
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// ResponseCode is the service's own result code, carried by payment flows beside the HTTP
+// status (SPEC "Errors"). It is kept as the four-character string the service sends.
+type ResponseCode string
+
+// The response codes named by the service.
+const (
+	CodeSuccess             ResponseCode = "0000" // processed successfully; fulfil the order
+	CodeAccepted            ResponseCode = "0001" // accepted; the final state follows by callback
+	CodeConnectionError     ResponseCode = "0005" // telco or card network unreachable; final state unknown
+	CodePreapprovalOK       ResponseCode = "2000" // mandate action completed
+	CodeFailed              ResponseCode = "2001" // failed (wrong PIN, timeout, funds, duplicate reference, …)
+	CodeNotRegistered       ResponseCode = "3050" // number not registered for mobile-money payouts
+	CodeValidation          ResponseCode = "4000" // validation error in the request
+	CodeDeclined            ResponseCode = "4070" // declined by the gateway (fees, minimum amount)
+	CodeInsufficientBalance ResponseCode = "4075" // disbursement account balance too low
+	CodeKeysMismatch        ResponseCode = "4101" // keys mismatch or direct scopes disabled
+	CodeChannelNotAllowed   ResponseCode = "4103" // account not allowed to transact on this channel
+	CodePreapprovalFailed   ResponseCode = "4204" // mandate request failed
+	CodeCarrierError        ResponseCode = "5000" // internal error or maintenance at the carrier
+)
+
+// IsFailure reports whether the code means the operation failed. Success, acceptance and
+// mandate acknowledgement are not failures; an absent code is not a failure either.
+func (c ResponseCode) IsFailure() bool {
+	switch c {
+	case "", CodeSuccess, CodeAccepted, CodePreapprovalOK:
+		return false
+	}
+	return true
+}
+
+// Sentinel errors for the decisions a caller usually makes. Test with errors.Is; the
+// concrete error is an *APIError (or, for ErrOutcomeUnknown, an *OutcomeUnknownError).
+var (
+	// ErrNotFound: the resource does not exist (HTTP 404).
+	ErrNotFound = errors.New("billing: not found")
+	// ErrUnauthorized: the credentials were refused (HTTP 401) or the scope is disabled
+	// (response code 4101).
+	ErrUnauthorized = errors.New("billing: unauthorized")
+	// ErrIPNotAllowed: a whitelisted endpoint (receive, send, send-to-bank, direct debit)
+	// refused the caller's address with HTTP 403.
+	ErrIPNotAllowed = errors.New("billing: caller IP address not whitelisted")
+	// ErrRateLimited: the service answered 429 and the retries ran out.
+	ErrRateLimited = errors.New("billing: rate limited")
+	// ErrConflict: the request clashes with existing state (HTTP 409), such as a
+	// duplicate email.
+	ErrConflict = errors.New("billing: conflict")
+	// ErrInvalidRequest: the service refused the request as invalid (HTTP 400 or
+	// response code 4000).
+	ErrInvalidRequest = errors.New("billing: invalid request")
+	// ErrOutcomeUnknown: a money movement may or may not have happened. It was sent, but
+	// no definite answer came back (timeout, reset connection, 5xx, response code 0005).
+	// Never re-send it blindly: resolve it with the status check or the Tracker.
+	ErrOutcomeUnknown = errors.New("billing: outcome unknown")
+)
+
+// codeSentinels maps response codes to the sentinel errors.Is matches for them.
+var codeSentinels = map[ResponseCode]error{
+	CodeKeysMismatch: ErrUnauthorized,
+	CodeValidation:   ErrInvalidRequest,
+}
+
+// statusSentinels maps HTTP statuses to the sentinel errors.Is matches for them.
+var statusSentinels = map[int]error{
+	http.StatusNotFound:        ErrNotFound,
+	http.StatusUnauthorized:    ErrUnauthorized,
+	http.StatusTooManyRequests: ErrRateLimited,
+	http.StatusConflict:        ErrConflict,
+	http.StatusBadRequest:      ErrInvalidRequest,
+}
+
+// APIError is a failure reported by the service: a non-2xx HTTP status, or a 2xx whose
+// body says the operation failed (success false, or a failing response code).
+type APIError struct {
+	// StatusCode is the HTTP status of the response.
+	StatusCode int
+	// Code is the service's response code, or its error code, when the body carries one.
+	Code ResponseCode
+	// Message is the service's description of the failure.
+	Message string
+	// Field names the offending request field, when the service says which.
+	Field string
+	// Body is the raw response body (read through a size limit).
+	Body []byte
+	// Method and Path identify the request that failed.
+	Method, Path string
+
+	ipRestricted bool // the endpoint enforces the IP allowlist, so 403 means ErrIPNotAllowed
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "billing: %s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	if e.Code != "" {
+		fmt.Fprintf(&b, " code %s", e.Code)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// Is lets errors.Is match the sentinels by HTTP status and response code.
+func (e *APIError) Is(target error) bool {
+	if target == ErrIPNotAllowed {
+		return e.ipRestricted && e.StatusCode == http.StatusForbidden && e.Code != CodeKeysMismatch
+	}
+	if s, ok := codeSentinels[e.Code]; ok && s == target {
+		return true
+	}
+	s, ok := statusSentinels[e.StatusCode]
+	return ok && s == target
+}
+
+// OutcomeUnknownError says a money movement was sent but its result is not known. It
+// matches ErrOutcomeUnknown with errors.Is and carries what is needed to resolve it.
+type OutcomeUnknownError struct {
+	// ClientReference is the merchant reference to pass to the status check or the
+	// Tracker. For a checkout session it is empty: no reference was returned.
+	ClientReference string
+	// Method and Path identify the request.
+	Method, Path string
+	// Err is the underlying cause: a transport error or an *APIError (5xx, code 0005).
+	Err error
+}
+
+func (e *OutcomeUnknownError) Error() string {
+	ref := ""
+	if e.ClientReference != "" {
+		ref = " (client reference " + e.ClientReference + ")"
+	}
+	return fmt.Sprintf("billing: %s %s: outcome unknown%s, resolve it by status check: %v", e.Method, e.Path, ref, e.Err)
+}
+
+// Unwrap exposes the cause, so errors.As can reach an *APIError inside.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// Is matches ErrOutcomeUnknown.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+
+// ValidationError is returned before any request is sent when a parameter breaks a rule
+// of the service. Field is the parameter's wire name.
+type ValidationError struct {
+	// Field is the offending parameter, as named on the wire (e.g. "email",
+	// "metadata.orderId").
+	Field string
+	// Rule says what the value must be.
+	Rule string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("billing: invalid %s: %s", e.Field, e.Rule)
+}
+
+func invalid(field, rule string) *ValidationError {
+	return &ValidationError{Field: field, Rule: rule}
+}

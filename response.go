@@ -1,0 +1,77 @@
+package billing
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// Size limits of response bodies. A success body larger than maxBodyBytes is refused; an
+// error body is kept up to maxErrorBodyBytes.
+const (
+	maxBodyBytes      = 32 << 20
+	maxErrorBodyBytes = 64 << 10
+)
+
+// errUnreadableBody marks a response whose body could not be read or decoded. Reads are
+// retried on it; for a money movement it means the outcome is unknown.
+var errUnreadableBody = errors.New("unreadable response body")
+
+// response is what the pipeline keeps of the final answer.
+type response struct {
+	done   bool
+	status int
+	body   []byte // kept for an *APIError
+}
+
+var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// read consumes resp: a 2xx body is decoded into out in one pass; any other body is kept
+// (through a size limit) and its envelope header decoded for the error.
+func (r *response) read(resp *http.Response, out decodeTarget) error {
+	defer resp.Body.Close()
+	r.done, r.status, r.body = true, resp.StatusCode, nil
+	out.reset()
+
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	limit := int64(maxErrorBodyBytes)
+	if ok {
+		limit = maxBodyBytes
+	}
+	buf := bufferPool.Get().(*bytes.Buffer)
+	defer putBuffer(buf)
+	buf.Reset()
+	if n := resp.ContentLength; n > 0 && n <= limit {
+		buf.Grow(int(n))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUnreadableBody, err)
+	}
+	if !ok {
+		r.body = bytes.Clone(buf.Bytes()[:min(n, limit)])
+		_ = json.Unmarshal(r.body, out.header()) // best effort: the status speaks anyway
+		return nil
+	}
+	if n > limit {
+		return fmt.Errorf("%w: larger than %d bytes", errUnreadableBody, limit)
+	}
+	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+		return fmt.Errorf("%w: %v", errUnreadableBody, err)
+	}
+	if out.header().failed() {
+		r.body = bytes.Clone(buf.Bytes())
+	}
+	return nil
+}
+
+// putBuffer returns buf to the pool unless it grew too large to be worth keeping.
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= 1<<20 {
+		bufferPool.Put(buf)
+	}
+}

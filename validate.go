@@ -1,0 +1,86 @@
+package billing
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Metadata is a flat set of key-value pairs stored with a resource. Values are strings,
+// numbers, booleans or nil; nested objects and arrays are refused by the service and so
+// by the SDK.
+type Metadata map[string]any
+
+// validate checks that m is flat.
+func (m Metadata) validate(field string) error {
+	for k, v := range m {
+		if k == "" {
+			return invalid(field, "keys must not be empty")
+		}
+		switch x := v.(type) {
+		case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32:
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return invalid(field+"."+k, "must be a finite number")
+			}
+		default:
+			return invalid(field+"."+k, fmt.Sprintf("metadata is flat: values are strings, numbers, booleans or null, not %T", v))
+		}
+	}
+	return nil
+}
+
+// firstError returns the first non-nil error. Params validators list their rules with it.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func required(field, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return invalid(field, "is required")
+	}
+	return nil
+}
+
+func maxLength(field, v string, n int) error {
+	if len([]rune(v)) > n {
+		return invalid(field, fmt.Sprintf("must be at most %d characters", n))
+	}
+	return nil
+}
+
+// oneOf checks an optional enum value: empty passes, anything else must be listed.
+func oneOf[T ~string](field string, v T, allowed ...T) error {
+	if v == "" {
+		return nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return invalid(field, "must be one of "+strings.Join(names, ", "))
+}
+
+// emailShape checks the rough shape of an address: one @, a local part, and a domain
+// with a dot. The service has the final word.
+func emailShape(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	local, domain, ok := strings.Cut(v, "@")
+	if !ok || local == "" || strings.ContainsAny(v, " \t\r\n<>") || strings.Contains(domain, "@") ||
+		!strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") {
+		return invalid(field, "must be an email address like name@example.com")
+	}
+	return nil
+}
