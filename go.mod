@@ -5,6 +5,7 @@ go 1.24
 require (
 	github.com/google/go-querystring v1.2.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/jarcoal/httpmock v1.4.2
 	github.com/stretchr/testify v1.12.1
 )
 

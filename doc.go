@@ -1,0 +1,48 @@
+// Package billing is a client for the billing and payments service: customers, products
+// and prices, subscriptions, prepaid credit wallets, usage meters, license keys, hosted
+// checkout, mobile-money receive and send, send-to-bank, and direct-debit mandates.
+//
+// # Getting started
+//
+//	c, err := billing.NewClient(
+//		billing.WithBaseURL("https://api.example.com"),
+//		billing.WithClientCredentials(os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")),
+//	)
+//	cust, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{
+//		Email: "ama@example.com",
+//		Name:  "Ama Mensah",
+//	})
+//
+// Every call takes a context first. A Client is safe for concurrent use; create one per
+// set of credentials and share it.
+//
+// # Errors
+//
+// Bad parameters are refused before anything is sent, with a *ValidationError naming the
+// field and the rule. Failures reported by the service are *APIError values carrying the
+// HTTP status, the service's response code and its message; a failing response code is
+// an error even under HTTP 200. errors.Is matches ErrNotFound, ErrUnauthorized,
+// ErrIPNotAllowed, ErrConflict, ErrInvalidRequest, ErrRateLimited and ErrOutcomeUnknown.
+//
+// # Retries never move money twice
+//
+// Reads (and writes that carry a dedupe key) are retried on 5xx, timeouts and reset
+// connections. Other writes are re-sent only when the request cannot have reached the
+// server: the connection was never made, or the service answered 429. A money movement
+// that may have reached the server but gave no definite answer returns an error matching
+// ErrOutcomeUnknown, carrying the client reference: resolve it with the status check, never
+// by sending the payment again. Waits between attempts grow exponentially with jitter,
+// honour Retry-After, and end at once when the context does.
+//
+// # Lists
+//
+// List methods return an iterator over every item, fetching one page at a time as the
+// loop advances; ListPage methods return one page with its cursor.
+//
+//	for cust, err := range c.Customers.List(ctx, &billing.CustomerListParams{Status: billing.CustomerStatusActive}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(cust.Email)
+//	}
+package billing
