@@ -49,6 +49,22 @@ type Client struct {
 
 	// Customers registers and manages customers.
 	Customers *CustomersService
+	// Products keeps the catalog: products and their one-time or recurring prices.
+	Products *ProductsService
+	// Subscriptions subscribes customers to recurring prices.
+	Subscriptions *SubscriptionsService
+	// Credits runs the prepaid credit wallet of each customer.
+	Credits *CreditsService
+	// Meters defines usage meters and records usage events.
+	Meters *MetersService
+	// Licenses issues and manages software license keys.
+	Licenses *LicensesService
+	// Payments takes money in: hosted checkout and the mobile-money prompt.
+	Payments *PaymentsService
+	// Payouts sends money out: to mobile-money wallets and to bank accounts.
+	Payouts *PayoutsService
+	// Mandates sets up direct-debit mandates and charges under them.
+	Mandates *MandatesService
 }
 
 // service is the one value every resource service shares (the go-github pattern).
@@ -214,6 +230,14 @@ func NewClient(opts ...Option) (*Client, error) {
 
 	common := &service{client: c}
 	c.Customers = (*CustomersService)(common)
+	c.Products = (*ProductsService)(common)
+	c.Subscriptions = (*SubscriptionsService)(common)
+	c.Credits = (*CreditsService)(common)
+	c.Meters = (*MetersService)(common)
+	c.Licenses = (*LicensesService)(common)
+	c.Payments = (*PaymentsService)(common)
+	c.Payouts = (*PayoutsService)(common)
+	c.Mandates = (*MandatesService)(common)
 	return c, nil
 }
 

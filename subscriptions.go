@@ -1,0 +1,4 @@
+package billing
+
+// SubscriptionsService subscribes customers to recurring prices (SPEC "Subscriptions").
+type SubscriptionsService service
