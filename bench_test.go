@@ -42,7 +42,8 @@ func newBenchServer(b *testing.B) *benchServer {
 }
 
 // rawCreateCustomer is the floor: what a merchant would hand-write with net/http and
-// encoding/json for the same call.
+// encoding/json for the same call, on a client with the same pooled transport and
+// per-request timeout as the SDK's (a production client without a timeout is a bug).
 func rawCreateCustomer(hc *http.Client, baseURL, auth string, p *CustomerCreateParams) (*Customer, error) {
 	body, err := json.Marshal(p)
 	if err != nil {
@@ -121,7 +122,7 @@ func BenchmarkCustomersCreate(b *testing.B) {
 		})
 	})
 	b.Run("raw", func(b *testing.B) {
-		hc := &http.Client{Transport: pooledTransport()}
+		hc := &http.Client{Transport: pooledTransport(), Timeout: DefaultTimeout}
 		warm(b, 8, func() error { _, err := rawCreateCustomer(hc, srv.URL, "Bearer sk_test_bench", params); return err })
 		runSerialAndParallel(b, srv, func() error {
 			_, err := rawCreateCustomer(hc, srv.URL, "Bearer sk_test_bench", params)

@@ -34,6 +34,7 @@ const (
 // client, so clients with different credentials work side by side.
 type Client struct {
 	baseURL             *url.URL
+	base                string // baseURL as a string, built once
 	basicAuth           string // "Basic …", empty without client credentials
 	secretKeyAuth       string // "Bearer <secret key>", empty without one
 	sessionAuth         string // "Bearer <session token>", empty without one
@@ -208,6 +209,7 @@ func NewClient(opts ...Option) (*Client, error) {
 
 	c := &Client{
 		baseURL:             base,
+		base:                base.String(),
 		disbursementAccount: cfg.disbursementAccount,
 		userAgent:           userAgent(cfg.userAgent),
 		logger:              cfg.logger,
@@ -462,7 +464,6 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 		return fmt.Errorf("billing: building %s %s: %w", o.method, o.path, err)
 	}
 	req.Header.Set("Authorization", auth)
-	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -523,7 +524,7 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 
 // endpoint builds the absolute URL of o.
 func (c *Client) endpoint(o *op) (string, error) {
-	u := c.baseURL.String() + o.path
+	u := c.base + o.path
 	if o.query == nil {
 		return u, nil
 	}
