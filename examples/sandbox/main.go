@@ -1,0 +1,157 @@
+// Command sandbox runs the in-memory sandbox of the billing and payments
+// service as a standalone server, for trying the SDK, the examples or another
+// language's client against it:
+//
+//	go run ./examples/sandbox
+//	go run ./examples/sandbox -addr 127.0.0.1:4010 -resolve-after 5s -webhook-url http://127.0.0.1:8080/hooks
+//
+// It prints its base URL, the hosted-checkout address and the credentials,
+// then serves until interrupted. State lives in memory and is gone when it stops.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/billingsdk/billing-go/internal/sandbox"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout)
+	if err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage; that is not a failure
+		fmt.Fprintln(os.Stderr, "sandbox:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves the sandbox as args configure it until ctx ends, writing its
+// address and credentials to stdout.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	flags := flag.NewFlagSet("sandbox", flag.ContinueOnError)
+	flags.SetOutput(stdout)
+	addr := flags.String("addr", "127.0.0.1:4010", "address to listen on")
+	scopes := flags.String("scopes", "", "comma-separated scopes to grant, or none (default: every scope)")
+	allowIPs := flags.String("allow-ip", "", "comma-separated addresses or CIDR prefixes admitted to the IP-restricted endpoints (default: loopback)")
+	resolveAfter := flags.Duration("resolve-after", 2*time.Second, "delay before a money movement reaches its final state")
+	webhookURL := flags.String("webhook-url", "", "URL that receives checkout webhooks (payment.succeeded)")
+	verbose := flags.Bool("v", false, "log every request to stdout")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+
+	cfg := sandbox.Config{ResolveAfter: *resolveAfter, WebhookURL: *webhookURL}
+	switch *scopes {
+	case "":
+	case "none":
+		cfg.Scopes = []string{}
+	default:
+		cfg.Scopes = splitList(*scopes)
+	}
+	if *allowIPs != "" {
+		prefixes, err := parsePrefixes(splitList(*allowIPs))
+		if err != nil {
+			return err
+		}
+		cfg.AllowIPs = prefixes
+	}
+	if *verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+
+	listener, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	sb := sandbox.New(cfg)
+	defer sb.Close()
+	server := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+
+	printBanner(stdout, "http://"+listener.Addr().String(), sb.Config())
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// printBanner tells the user where the sandbox is and how to authenticate.
+func printBanner(w io.Writer, baseURL string, cfg sandbox.Config) {
+	fmt.Fprintf(w, `Billing sandbox listening
+  base URL:             %s
+  hosted checkout:      %s/checkout/
+  client id:            %s
+  client secret:        %s
+  secret key:           %s
+  session token:        %s
+  disbursement account: %s
+  scopes:               %s
+  allowed IPs:          %s
+  resolve after:        %s
+Press Ctrl+C to stop.
+`, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
+		strings.Join(cfg.SessionTokens, ", "), cfg.DisbursementAccount,
+		strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter)
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// parsePrefixes reads CIDR prefixes; a bare address stands for itself alone.
+func parsePrefixes(items []string) ([]netip.Prefix, error) {
+	prefixes := make([]netip.Prefix, 0, len(items))
+	for _, item := range items {
+		if prefix, err := netip.ParsePrefix(item); err == nil {
+			prefixes = append(prefixes, prefix.Masked())
+			continue
+		}
+		addr, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("-allow-ip: %q is neither an address nor a CIDR prefix", item)
+		}
+		addr = addr.Unmap() // the sandbox compares callers unmapped
+		prefixes = append(prefixes, netip.PrefixFrom(addr, addr.BitLen()))
+	}
+	return prefixes, nil
+}
+
+func joinPrefixes(prefixes []netip.Prefix) string {
+	parts := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ", ")
+}

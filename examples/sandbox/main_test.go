@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/billingsdk/billing-go/internal/sandbox"
+)
+
+// startRun runs the command with args and returns its printed banner lines
+// by label ("base URL" -> "http://..."), the function that stops it, and the
+// channel that receives run's result.
+func startRun(t *testing.T, args ...string) (map[string]string, context.CancelFunc, <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	out, stdout := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, args, stdout)
+		_ = stdout.CloseWithError(io.EOF)
+		done <- err
+	}()
+
+	banner := map[string]string{}
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		if strings.HasPrefix(lines.Text(), "Press Ctrl+C") {
+			break
+		}
+		if label, value, ok := strings.Cut(lines.Text(), ":"); ok {
+			banner[strings.TrimSpace(label)] = strings.TrimSpace(value)
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }() // request logs, if any
+	return banner, cancel, done
+}
+
+// awaitReturn waits for run to return after its context ended.
+func awaitReturn(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after its context ended")
+		return nil
+	}
+}
+
+func TestRunServesUntilItsContextEnds(t *testing.T) {
+	banner, cancel, done := startRun(t, "-addr", "127.0.0.1:0", "-v")
+	baseURL := banner["base URL"]
+	require.True(t, strings.HasPrefix(baseURL, "http://127.0.0.1:"), "banner: %v", banner)
+	assert.Equal(t, baseURL+"/checkout/", banner["hosted checkout"])
+	assert.Equal(t, sandbox.DefaultClientID, banner["client id"])
+	assert.Equal(t, sandbox.DefaultClientSecret, banner["client secret"])
+	assert.Equal(t, sandbox.DefaultSecretKey, banner["secret key"])
+	assert.Equal(t, sandbox.DefaultDisbursementAccount, banner["disbursement account"])
+	assert.Equal(t, "2s", banner["resolve after"])
+
+	req, err := http.NewRequest(http.MethodPost, baseURL+"/v1/customers", strings.NewReader(`{"email":"ada@example.com","name":"Ada"}`))
+	require.NoError(t, err)
+	req.SetBasicAuth(banner["client id"], banner["client secret"])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
+	var body struct {
+		Success bool `json:"success"`
+		Data    struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	assert.True(t, body.Success)
+	assert.True(t, strings.HasPrefix(body.Data.ID, "cust_"))
+
+	cancel()
+	assert.NoError(t, awaitReturn(t, done))
+	_, err = http.Get(baseURL + "/v1/customers")
+	assert.Error(t, err, "the server is down")
+}
+
+func TestRunAppliesItsFlags(t *testing.T) {
+	banner, cancel, done := startRun(t, "-addr", "127.0.0.1:0", "-scopes", "customers:read, products:read",
+		"-allow-ip", "10.0.0.0/8,192.0.2.7", "-resolve-after", "0s", "-webhook-url", "http://127.0.0.1:9/hooks")
+	assert.Equal(t, "customers:read, products:read", banner["scopes"])
+	assert.Equal(t, "10.0.0.0/8, 192.0.2.7/32", banner["allowed IPs"])
+	assert.Equal(t, "0s", banner["resolve after"])
+
+	req, err := http.NewRequest(http.MethodPost, banner["base URL"]+"/v1/customers", strings.NewReader(`{"email":"ada@example.com","name":"Ada"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+banner["secret key"])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "customers:write is not granted")
+
+	cancel()
+	assert.NoError(t, awaitReturn(t, done))
+}
+
+func TestRunScopesNone(t *testing.T) {
+	banner, cancel, done := startRun(t, "-addr", "127.0.0.1:0", "-scopes", "none")
+	assert.Empty(t, banner["scopes"])
+	req, err := http.NewRequest(http.MethodGet, banner["base URL"]+"/v1/customers", nil)
+	require.NoError(t, err)
+	req.SetBasicAuth(banner["client id"], banner["client secret"])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	cancel()
+	assert.NoError(t, awaitReturn(t, done))
+}
+
+func TestRunRefusesBadFlags(t *testing.T) {
+	ctx := context.Background()
+	assert.ErrorContains(t, run(ctx, []string{"-allow-ip", "10.0.0.0/8,nonsense"}, io.Discard), `"nonsense" is neither an address nor a CIDR prefix`)
+	assert.Error(t, run(ctx, []string{"-no-such-flag"}, io.Discard))
+	assert.Error(t, run(ctx, []string{"-addr", "256.0.0.1:0"}, io.Discard))
+}
+
+func TestParsePrefixes(t *testing.T) {
+	prefixes, err := parsePrefixes([]string{"127.0.0.0/8", "10.1.2.3/8", "::1", "203.0.113.9", "::ffff:198.51.100.1"})
+	require.NoError(t, err)
+	assert.Equal(t, []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"),
+		netip.MustParsePrefix("10.0.0.0/8"),
+		netip.MustParsePrefix("::1/128"),
+		netip.MustParsePrefix("203.0.113.9/32"),
+		netip.MustParsePrefix("198.51.100.1/32"),
+	}, prefixes)
+	assert.Equal(t, []string{"a", "b"}, splitList(" a, ,b,"))
+}

@@ -1,0 +1,187 @@
+package sandbox
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Defaults of Config, also printed by examples/sandbox and billingtest
+// (DESIGN "The sandbox").
+const (
+	DefaultClientID            = "sandbox-client"
+	DefaultClientSecret        = "sandbox-secret"
+	DefaultSecretKey           = "sk_test_sandbox"
+	DefaultSessionToken        = "sess_test_sandbox"
+	DefaultDisbursementAccount = "2020202"
+	// DefaultDisbursementBalance is 1,000,000.00 GHS in minor units.
+	DefaultDisbursementBalance int64 = 100_000_000
+)
+
+// The scopes of SPEC "Authentication".
+const (
+	ScopeCustomersRead            = "customers:read"
+	ScopeCustomersWrite           = "customers:write"
+	ScopeProductsRead             = "products:read"
+	ScopeProductsWrite            = "products:write"
+	ScopeCreditsRead              = "credits:read"
+	ScopeCreditsWrite             = "credits:write"
+	ScopeMetersRead               = "meters:read"
+	ScopeMetersWrite              = "meters:write"
+	ScopeLicensesRead             = "licenses:read"
+	ScopeLicensesWrite            = "licenses:write"
+	ScopePaymentsWrite            = "payments:write"
+	ScopeMobileMoneyReceiveDirect = "mobilemoney-receive-direct"
+)
+
+// AllScopes returns every scope of the spec, the default grant.
+func AllScopes() []string {
+	return []string{
+		ScopeCustomersRead, ScopeCustomersWrite, ScopeProductsRead, ScopeProductsWrite,
+		ScopeCreditsRead, ScopeCreditsWrite, ScopeMetersRead, ScopeMetersWrite,
+		ScopeLicensesRead, ScopeLicensesWrite, ScopePaymentsWrite, ScopeMobileMoneyReceiveDirect,
+	}
+}
+
+// DefaultAllowIPs returns the default allowlist of the IP-restricted
+// endpoints: the loopback addresses 127.0.0.0/8 and ::1.
+func DefaultAllowIPs() []netip.Prefix {
+	return []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+}
+
+// Config sets up a sandbox. Its zero value gives the defaults.
+type Config struct {
+	// ClientID and ClientSecret are the Basic client credentials.
+	ClientID, ClientSecret string
+	// SecretKey is the Bearer secret key of the billing resources.
+	SecretKey string
+	// SessionTokens are the Bearer session tokens accepted on the short
+	// /subscriptions paths; nil means {DefaultSessionToken}. Empty tokens
+	// are ignored.
+	SessionTokens []string
+	// Scopes granted to the credentials; nil grants all of AllScopes, an
+	// empty non-nil slice grants none.
+	Scopes []string
+	// AllowIPs are the caller addresses admitted to the IP-restricted
+	// endpoints (direct receive, send, send-to-bank, direct debit); nil means
+	// DefaultAllowIPs. The sandbox reads the connection's address, never a
+	// forwarding header.
+	AllowIPs []netip.Prefix
+	// ResolveAfter is how long a money movement stays pending before it
+	// resolves; 0 resolves right after the first response.
+	ResolveAfter time.Duration
+	// WebhookURL receives the checkout webhooks (payment.succeeded); empty
+	// sends none.
+	WebhookURL string
+	// DisbursementAccount is the account number of send-to-bank paths;
+	// DisbursementBalance its starting balance in minor units.
+	DisbursementAccount string
+	DisbursementBalance int64
+	// Clock tells the time; nil is the wall clock. With a *ManualClock time
+	// moves only through Server.Advance; with any other clock a background
+	// goroutine also runs scheduled work when it comes due.
+	Clock Clock
+	// Logger receives one debug record per request (method, route pattern,
+	// status, duration; never credentials); nil discards.
+	Logger *slog.Logger
+}
+
+// withDefaults fills the zero fields of c and copies its slices, so the
+// caller's later changes do not reach the server. A zero
+// DisbursementBalance also means the default.
+func (c Config) withDefaults() Config {
+	orDefault := func(v *string, def string) {
+		if *v == "" {
+			*v = def
+		}
+	}
+	orDefault(&c.ClientID, DefaultClientID)
+	orDefault(&c.ClientSecret, DefaultClientSecret)
+	orDefault(&c.SecretKey, DefaultSecretKey)
+	orDefault(&c.DisbursementAccount, DefaultDisbursementAccount)
+	if c.SessionTokens == nil {
+		c.SessionTokens = []string{DefaultSessionToken}
+	}
+	// An empty token would admit "Authorization: Bearer " on the session routes.
+	c.SessionTokens = slices.DeleteFunc(slices.Clone(c.SessionTokens), func(tok string) bool { return tok == "" })
+	if c.Scopes == nil {
+		c.Scopes = AllScopes()
+	}
+	if c.AllowIPs == nil {
+		c.AllowIPs = DefaultAllowIPs()
+	}
+	if c.DisbursementBalance == 0 {
+		c.DisbursementBalance = DefaultDisbursementBalance
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c.copied()
+}
+
+// copied returns c with slices of its own.
+func (c Config) copied() Config {
+	c.SessionTokens = slices.Clone(c.SessionTokens)
+	c.Scopes = slices.Clone(c.Scopes)
+	c.AllowIPs = slices.Clone(c.AllowIPs)
+	return c
+}
+
+// Server is an in-memory billing and payments service. It is an
+// http.Handler; serve it with net/http or httptest. Close it when done.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	creds   credentials
+	granted map[string]bool
+	sched   *scheduler
+
+	mu        sync.Mutex // guards the resource state below; held briefly by handlers and tasks
+	customers customerStore
+}
+
+// New returns a sandbox configured by cfg, its zero fields set to the defaults.
+func New(cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:     cfg,
+		mux:     http.NewServeMux(),
+		creds:   newCredentials(cfg),
+		granted: make(map[string]bool, len(cfg.Scopes)),
+		sched:   newScheduler(cfg.Clock),
+	}
+	for _, scope := range cfg.Scopes {
+		s.granted[scope] = true
+	}
+	for _, group := range routeGroups {
+		for _, rt := range group(s) {
+			s.register(rt)
+		}
+	}
+	return s
+}
+
+// Config returns the configuration in force, defaults applied.
+func (s *Server) Config() Config { return s.cfg.copied() }
+
+// Now returns the sandbox's time: the clock's time plus every Advance so far.
+func (s *Server) Now() time.Time { return s.sched.now() }
+
+// Advance moves the sandbox's time forward by d and, before returning, runs
+// the work that became due (resolutions, callbacks and their retries, trial
+// ends, renewals, expiries) in time order, including work scheduled by that
+// work within the window.
+func (s *Server) Advance(d time.Duration) { s.sched.advance(d) }
+
+// Close stops the background work of the sandbox. Work not yet due is dropped.
+func (s *Server) Close() { s.sched.close() }
+
+// schedule arranges for fn to run when the sandbox's time reaches at; fn
+// takes s.mu itself when it touches resource state.
+func (s *Server) schedule(at time.Time, fn func()) { s.sched.schedule(at, fn) }
