@@ -1,0 +1,85 @@
+// Quickstart is a short tour of the SDK: it registers a customer, changes it, and lists
+// customers. With no credentials in the environment it runs against an embedded sandbox.
+//
+//	go run ./examples/quickstart
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	env, err := exampleenv.Connect(out)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	c := env.Client
+
+	// Register a customer. The phone number is normalised to international form.
+	email := fmt.Sprintf("ama.%d@example.com", time.Now().UnixNano())
+	cust, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{
+		Email:    email,
+		Name:     "Ama Mensah",
+		Phone:    "+233 24 123 4567",
+		Metadata: billing.Metadata{"source": "quickstart"},
+	})
+	if err != nil {
+		return fmt.Errorf("creating a customer: %w", err)
+	}
+	fmt.Fprintf(out, "created customer %s (%s, %s, %s)\n", cust.ID, cust.Name, cust.Phone, cust.Status)
+
+	// Bad input never leaves the machine: it is refused with a ValidationError.
+	_, err = c.Customers.Create(ctx, &billing.CustomerCreateParams{Email: "not-an-email", Name: "Kofi"})
+	var invalid *billing.ValidationError
+	if errors.As(err, &invalid) {
+		fmt.Fprintf(out, "refused before sending: %s %s\n", invalid.Field, invalid.Rule)
+	}
+
+	// A second customer with the same email is a conflict.
+	_, err = c.Customers.Create(ctx, &billing.CustomerCreateParams{Email: email, Name: "Someone Else"})
+	if errors.Is(err, billing.ErrConflict) {
+		fmt.Fprintln(out, "the same email again is refused: emails are unique")
+	}
+
+	// Update: clear the phone, block the customer.
+	cust, err = c.Customers.Update(ctx, cust.ID, &billing.CustomerUpdateParams{
+		Phone:  billing.Null[string](),
+		Status: billing.CustomerStatusBlocked,
+	})
+	if err != nil {
+		return fmt.Errorf("updating the customer: %w", err)
+	}
+	fmt.Fprintf(out, "updated customer %s: phone %q, status %s\n", cust.ID, cust.Phone, cust.Status)
+
+	// List the blocked customers, page after page, lazily.
+	n := 0
+	for summary, err := range c.Customers.List(ctx, &billing.CustomerListParams{Status: billing.CustomerStatusBlocked}) {
+		if err != nil {
+			return fmt.Errorf("listing customers: %w", err)
+		}
+		if summary.ID == cust.ID {
+			fmt.Fprintf(out, "found %s among the blocked customers\n", summary.Email)
+		}
+		n++
+	}
+	fmt.Fprintf(out, "%d blocked customer(s) in all\n", n)
+	return nil
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestQuickstartRuns(t *testing.T) {
+	t.Setenv("BILLING_BASE_URL", "")
+	t.Setenv("BILLING_CLIENT_ID", "")
+	t.Setenv("BILLING_CLIENT_SECRET", "")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out))
+	for _, line := range []string{
+		"using an embedded sandbox",
+		"(Ama Mensah, +233241234567, ACTIVE)",
+		"refused before sending: email must be an email address",
+		"the same email again is refused",
+		`phone "", status BLOCKED`,
+		"among the blocked customers",
+		"1 blocked customer(s) in all",
+	} {
+		assert.Contains(t, out.String(), line)
+	}
+}
