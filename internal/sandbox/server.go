@@ -142,6 +142,8 @@ type Server struct {
 	granted map[string]bool
 	sched   *scheduler
 
+	deliveries deliveries // every callback and webhook attempt
+
 	mu        sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers customerStore
 }
