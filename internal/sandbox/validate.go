@@ -162,7 +162,7 @@ func (f *fields) email(name string) (string, bool) {
 // phone returns a string field in international format: an optional +, then
 // 7 to 15 digits, e.g. +233241234567 or 233241234567.
 func (f *fields) phone(name string) (string, bool) {
-	return f.stringWhere(name, "an international phone number: an optional + then 7 to 15 digits", isPhone)
+	return f.stringWhere(name, "an international phone number: an optional + then 7 to 15 digits, country code first (not a local number starting with 0)", isPhone)
 }
 
 // currency returns a 3-letter ISO 4217 code, upper-cased: the spec takes
@@ -323,7 +323,9 @@ func isEmail(s string) bool {
 
 func isPhone(s string) bool {
 	digits := strings.TrimPrefix(s, "+")
-	return len(digits) >= 7 && len(digits) <= 15 && strings.Trim(digits, "0123456789") == ""
+	// A country code never starts with 0: a leading 0 is a local number, whose country
+	// cannot be known.
+	return len(digits) >= 7 && len(digits) <= 15 && digits[0] != '0' && strings.Trim(digits, "0123456789") == ""
 }
 
 func isCurrency(s string) bool {

@@ -137,7 +137,7 @@ func TestNullable(t *testing.T) {
 
 	bad := mustFields(t, `{"phone":"0241"}`)
 	assert.Equal(t, nullable[string]{}, nullableField(bad, "phone", bad.phone))
-	requireRule(t, bad.err(), "phone", "phone must be an international phone number: an optional + then 7 to 15 digits")
+	requireRule(t, bad.err(), "phone", "phone must be an international phone number: an optional + then 7 to 15 digits, country code first (not a local number starting with 0)")
 }
 
 func TestIntegers(t *testing.T) {
@@ -250,6 +250,8 @@ func TestShapes(t *testing.T) {
 		{"233241234567", false, true, false},
 		{"1234567", false, true, false},
 		{"123456", false, false, false},
+		{"0241234567", false, false, false},
+		{"+0241234567", false, false, false},
 		{"+1234567890123456", false, false, false},
 		{"+233 24 123", false, false, false},
 		{"ghs", false, false, true},
