@@ -61,12 +61,21 @@ var (
 	// no definite answer came back (timeout, reset connection, 5xx, response code 0005).
 	// Never re-send it blindly: resolve it with the status check or the Tracker.
 	ErrOutcomeUnknown = errors.New("billing: outcome unknown")
+	// ErrInsufficientCredits: a credit deduct asked for more than the wallet's balance
+	// (HTTP 400); nothing was deducted and no ledger entry was written.
+	ErrInsufficientCredits = errors.New("billing: insufficient credits")
 )
+
+// codeInsufficientCredits is the error code of a deduct beyond the balance. The spec
+// leaves that case open; the SDK and its sandbox agree on this code (DESIGN "The sandbox").
+const codeInsufficientCredits ResponseCode = "insufficient_credits"
 
 // codeSentinels maps response codes to the sentinel errors.Is matches for them.
 var codeSentinels = map[ResponseCode]error{
 	CodeKeysMismatch: ErrUnauthorized,
 	CodeValidation:   ErrInvalidRequest,
+
+	codeInsufficientCredits: ErrInsufficientCredits,
 }
 
 // statusSentinels maps HTTP statuses to the sentinel errors.Is matches for them.
