@@ -1,0 +1,605 @@
+package billing
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// EventKind says which payload of SPEC "Events" an Event is.
+type EventKind string
+
+// The kinds of event ParseEvent recognises.
+const (
+	// EventKindPaymentSucceeded is the checkout webhook: a checkout payment became
+	// SUCCEEDED. It arrives at the webhook URL registered in the dashboard.
+	EventKindPaymentSucceeded EventKind = "payment.succeeded"
+	// EventKindSubscriptionTrial is the webhook sent when a subscription's trial starts.
+	EventKindSubscriptionTrial EventKind = "customer.subscription.trial"
+	// EventKindTransaction is the callback of a direct receive, a direct-debit charge or
+	// a payment through the client SDKs. Its shape does not say which of them it is.
+	EventKindTransaction EventKind = "transaction"
+	// EventKindPayout is the callback of a direct send or a send-to-bank. Its shape does
+	// not say which of them it is.
+	EventKindPayout EventKind = "payout"
+	// EventKindMandate is the callback of a direct-debit mandate being approved.
+	EventKindMandate EventKind = "mandate"
+)
+
+// EventState is what an event reports about the operation it concerns.
+type EventState string
+
+// The states an event can report.
+const (
+	// EventSucceeded: the money moved, the mandate was approved, or (for an event that
+	// reports a fact rather than an outcome, like a trial start) the thing happened.
+	EventSucceeded EventState = "succeeded"
+	// EventFailed: the operation failed finally; nothing moved.
+	EventFailed EventState = "failed"
+	// EventPending: not final yet; another event or the status check will say more.
+	EventPending EventState = "pending"
+)
+
+// Event is a webhook or callback payload, as returned by ParseEvent. Its concrete type
+// is one of *CheckoutEvent, *SubscriptionTrialEvent, *TransactionCallback,
+// *PayoutCallback and *MandateCallback; switch on it for the details.
+type Event interface {
+	// Kind says which payload this is.
+	Kind() EventKind
+	// Reference is the merchant's client reference of the operation (the payment
+	// reference for a checkout event, the subscription id for a trial event).
+	Reference() string
+	// State says whether the event reports success, failure or a pending state.
+	State() EventState
+	// Code is the response code the payload carries, or "" when its shape has none.
+	Code() ResponseCode
+}
+
+// ErrInvalidEvent is matched (errors.Is) by every error of ParseEvent: the body is not
+// JSON, is not the shape of any event of the spec, or lacks the fields that identify it.
+var ErrInvalidEvent = errors.New("billing: not a valid event")
+
+// CheckoutEvent is the checkout webhook payment.succeeded (SPEC "Checkout and dashboard
+// webhook"), sent to the webhook URL registered in the dashboard when a checkout payment
+// becomes SUCCEEDED. One variant of it carries ID, Environment and CreatedAt; the other
+// leaves them empty.
+type CheckoutEvent struct {
+	// ID is the event id (evt_ prefix), when the variant carries one.
+	ID string `json:"id,omitempty"`
+	// Event is EventKindPaymentSucceeded.
+	Event       EventKind         `json:"event"`
+	Environment string            `json:"environment,omitempty"`
+	CreatedAt   time.Time         `json:"createdAt,omitzero"`
+	Data        CheckoutEventData `json:"data"`
+}
+
+// CheckoutEventData is the payment a CheckoutEvent reports. Amounts are integer minor
+// units (5000 is 50.00).
+type CheckoutEventData struct {
+	ID                string                   `json:"id"`
+	Reference         string                   `json:"reference"`
+	Status            string                   `json:"status"`
+	Environment       string                   `json:"environment,omitempty"`
+	Method            string                   `json:"method,omitempty"`
+	Amount            int64                    `json:"amount"`
+	Currency          string                   `json:"currency"`
+	Fee               int64                    `json:"fee"`
+	Net               int64                    `json:"net"`
+	Description       string                   `json:"description,omitempty"`
+	Metadata          Metadata                 `json:"metadata,omitempty"`
+	PaidAt            time.Time                `json:"paidAt,omitzero"`
+	Customer          CheckoutEventCustomer    `json:"customer,omitzero"`
+	MobileMoneyDetail CheckoutEventMobileMoney `json:"mobileMoneyDetail,omitzero"`
+}
+
+// CheckoutEventCustomer is the payer of a checkout payment.
+type CheckoutEventCustomer struct {
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
+	Phone string `json:"phone,omitempty"`
+}
+
+// CheckoutEventMobileMoney says how a checkout payment was made by mobile money.
+type CheckoutEventMobileMoney struct {
+	Network     string `json:"network,omitempty"`
+	Phone       string `json:"phone,omitempty"`
+	ExternalRef string `json:"externalRef,omitempty"`
+}
+
+// Kind returns EventKindPaymentSucceeded.
+func (*CheckoutEvent) Kind() EventKind { return EventKindPaymentSucceeded }
+
+// Reference returns the checkout payment's reference.
+func (e *CheckoutEvent) Reference() string { return e.Data.Reference }
+
+// State is EventSucceeded for a SUCCEEDED payment, EventFailed for FAILED, and
+// EventPending otherwise.
+func (e *CheckoutEvent) State() EventState {
+	switch e.Data.Status {
+	case "SUCCEEDED":
+		return EventSucceeded
+	case "FAILED":
+		return EventFailed
+	}
+	return EventPending
+}
+
+// Code returns "": the checkout webhook carries no response code.
+func (*CheckoutEvent) Code() ResponseCode { return "" }
+
+// SubscriptionTrialEvent is the webhook customer.subscription.trial, sent to the webhook
+// URL registered in the dashboard when a subscription's free trial starts. The spec
+// names the event without a body; the service's body is {id, event, createdAt, data:
+// <the subscription>}.
+type SubscriptionTrialEvent struct {
+	// ID is the event id (evt_ prefix).
+	ID string `json:"id,omitempty"`
+	// Event is EventKindSubscriptionTrial.
+	Event     EventKind                  `json:"event"`
+	CreatedAt time.Time                  `json:"createdAt,omitzero"`
+	Data      SubscriptionTrialEventData `json:"data"`
+}
+
+// SubscriptionTrialEventData is the subscription whose trial started.
+type SubscriptionTrialEventData struct {
+	ID                 string    `json:"id"`
+	CustomerID         string    `json:"customerId"`
+	Status             string    `json:"status"`
+	Currency           string    `json:"currency,omitempty"`
+	TrialStart         time.Time `json:"trialStart,omitzero"`
+	TrialEnd           time.Time `json:"trialEnd,omitzero"`
+	CurrentPeriodStart time.Time `json:"currentPeriodStart,omitzero"`
+	CurrentPeriodEnd   time.Time `json:"currentPeriodEnd,omitzero"`
+	CreatedAt          time.Time `json:"createdAt,omitzero"`
+}
+
+// Kind returns EventKindSubscriptionTrial.
+func (*SubscriptionTrialEvent) Kind() EventKind { return EventKindSubscriptionTrial }
+
+// Reference returns the subscription's id.
+func (e *SubscriptionTrialEvent) Reference() string { return e.Data.ID }
+
+// State returns EventSucceeded: the event reports that the trial started.
+func (*SubscriptionTrialEvent) State() EventState { return EventSucceeded }
+
+// Code returns "": the event carries no response code.
+func (*SubscriptionTrialEvent) Code() ResponseCode { return "" }
+
+// TransactionCallback is the callback of a direct receive, a direct-debit charge or a
+// client-SDK payment (SPEC "Transaction callbacks for receive, debit and SDK payments").
+// ResponseCode 0000 means the money moved; 2001 (or another code) means it failed.
+type TransactionCallback struct {
+	ResponseCode ResponseCode `json:"ResponseCode"`
+	// Message is "success" or "failed".
+	Message string                  `json:"Message"`
+	Data    TransactionCallbackData `json:"Data"`
+}
+
+// TransactionCallbackData is the transaction a TransactionCallback reports. Amounts are
+// decimals in major units on the wire (Amount 0 on some failures).
+type TransactionCallbackData struct {
+	Amount             DecimalAmount `json:"Amount"`
+	Charges            DecimalAmount `json:"Charges"`
+	AmountAfterCharges DecimalAmount `json:"AmountAfterCharges"`
+	AmountCharged      DecimalAmount `json:"AmountCharged"`
+	Description        string        `json:"Description"`
+	ClientReference    string        `json:"ClientReference"`
+	TransactionID      string        `json:"TransactionId"`
+	// ExternalTransactionID is the telco's reference; empty when there is none.
+	ExternalTransactionID string `json:"ExternalTransactionId"`
+	OrderID               string `json:"OrderId"`
+	// PaymentDate is kept as the service wrote it; the spec does not fix its format.
+	PaymentDate string `json:"PaymentDate"`
+}
+
+// Kind returns EventKindTransaction.
+func (*TransactionCallback) Kind() EventKind { return EventKindTransaction }
+
+// Reference returns the merchant's client reference.
+func (c *TransactionCallback) Reference() string { return c.Data.ClientReference }
+
+// State reports the outcome the response code describes.
+func (c *TransactionCallback) State() EventState { return codeState(c.ResponseCode) }
+
+// Code returns the callback's response code.
+func (c *TransactionCallback) Code() ResponseCode { return c.ResponseCode }
+
+// PayoutCallback is the callback of a direct send or a send-to-bank (SPEC "Send and
+// send-to-bank callbacks"). ResponseCode 0000 means the money arrived; any other code
+// (2001, 4075, …) means the payout failed and the disbursement account was not charged.
+type PayoutCallback struct {
+	ResponseCode ResponseCode       `json:"ResponseCode"`
+	Data         PayoutCallbackData `json:"Data"`
+}
+
+// PayoutCallbackData is the payout a PayoutCallback reports. Amounts are decimals in
+// major units on the wire.
+type PayoutCallbackData struct {
+	AmountDebited   DecimalAmount `json:"AmountDebited"`
+	Amount          DecimalAmount `json:"Amount"`
+	Charges         DecimalAmount `json:"Charges"`
+	TransactionID   string        `json:"TransactionId"`
+	Description     string        `json:"Description"`
+	ClientReference string        `json:"ClientReference"`
+	// ExternalTransactionID is the network's reference; empty when the payout failed
+	// (the service sends null).
+	ExternalTransactionID string `json:"ExternalTransactionId"`
+	// RecipientName is the name the network holds for the recipient; empty when the
+	// payout failed (the service sends null).
+	RecipientName string `json:"RecipientName"`
+	// Meta is passed through as the service wrote it; the spec does not describe it.
+	Meta json.RawMessage `json:"Meta,omitempty"`
+}
+
+// Kind returns EventKindPayout.
+func (*PayoutCallback) Kind() EventKind { return EventKindPayout }
+
+// Reference returns the merchant's client reference.
+func (c *PayoutCallback) Reference() string { return c.Data.ClientReference }
+
+// State reports the outcome the response code describes.
+func (c *PayoutCallback) State() EventState { return codeState(c.ResponseCode) }
+
+// Code returns the callback's response code.
+func (c *PayoutCallback) Code() ResponseCode { return c.ResponseCode }
+
+// MandateCallback is sent when the customer authorises a direct-debit mandate (SPEC
+// "Mandate callback"), to the callbackUrl given at initiation or reactivation.
+type MandateCallback struct {
+	CustomerMsisdn   string `json:"CustomerMsisdn"`
+	VerificationType string `json:"VerificationType"`
+	// PreapprovalStatus is APPROVED once authorised; the spec also names ACTIVE.
+	PreapprovalStatus    string `json:"PreapprovalStatus"`
+	ServicePreapprovalID string `json:"ServicePreapprovalId"`
+	ClientReferenceID    string `json:"ClientReferenceId"`
+	// CreatedAt is kept as the service wrote it; the spec does not fix its format.
+	CreatedAt string `json:"CreatedAt"`
+}
+
+// Kind returns EventKindMandate.
+func (*MandateCallback) Kind() EventKind { return EventKindMandate }
+
+// Reference returns the merchant's mandate reference (clientReferenceId).
+func (c *MandateCallback) Reference() string { return c.ClientReferenceID }
+
+// State is EventSucceeded for APPROVED or ACTIVE, EventPending for PENDING, and
+// EventFailed for any other status (a cancelled or refused mandate).
+func (c *MandateCallback) State() EventState { return mandateState(c.PreapprovalStatus) }
+
+// Code returns "": the mandate callback carries no response code.
+func (*MandateCallback) Code() ResponseCode { return "" }
+
+// mandateState maps a preapprovalStatus to the state it reports.
+func mandateState(status string) EventState {
+	switch status {
+	case "APPROVED", "ACTIVE":
+		return EventSucceeded
+	case "PENDING":
+		return EventPending
+	}
+	return EventFailed
+}
+
+// codeState maps the response code of a callback or status check to the state it
+// describes: 0000 success, 0001 pending, anything else a failure.
+func codeState(code ResponseCode) EventState {
+	switch code {
+	case CodeSuccess:
+		return EventSucceeded
+	case CodeAccepted:
+		return EventPending
+	}
+	return EventFailed
+}
+
+// ParseEvent reads a webhook or callback body and returns its typed event. It
+// recognises every payload of SPEC "Events" by its shape: the checkout payment.succeeded
+// webhook (with or without id, environment and createdAt), the customer.subscription.trial
+// webhook, the transaction callbacks of receive, direct debit and SDK payments, the send
+// and send-to-bank callbacks, and the mandate callback.
+//
+// Anything else, and a payload without the fields that identify it (its reference, and
+// the response code of a transaction or payout callback), is an error matching
+// ErrInvalidEvent. ParseEvent never panics, whatever the input.
+func ParseEvent(body []byte) (Event, error) {
+	sh, err := scanShape(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+	}
+	ev, err := sh.newEvent()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+	}
+	if err := json.Unmarshal(body, ev); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidEvent, ev.Kind(), err)
+	}
+	if missing := ev.missing(); missing != "" {
+		return nil, fmt.Errorf("%w: %s without %s", ErrInvalidEvent, ev.Kind(), missing)
+	}
+	return ev, nil
+}
+
+// parsedEvent is an Event that can say which identifying field it lacks after decoding.
+type parsedEvent interface {
+	Event
+	missing() string
+}
+
+func (e *CheckoutEvent) missing() string { return firstMissing("data.reference", e.Data.Reference) }
+
+func (e *SubscriptionTrialEvent) missing() string { return firstMissing("data.id", e.Data.ID) }
+
+func (c *TransactionCallback) missing() string {
+	return firstMissing("ResponseCode", string(c.ResponseCode), "Data.ClientReference", c.Data.ClientReference)
+}
+
+func (c *PayoutCallback) missing() string {
+	return firstMissing("ResponseCode", string(c.ResponseCode), "Data.ClientReference", c.Data.ClientReference)
+}
+
+func (c *MandateCallback) missing() string {
+	return firstMissing("PreapprovalStatus", c.PreapprovalStatus, "ClientReferenceId", c.ClientReferenceID)
+}
+
+// firstMissing takes pairs of field name and value and returns the name of the first
+// empty value, or "".
+func firstMissing(pairs ...string) string {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			return pairs[i]
+		}
+	}
+	return ""
+}
+
+// Keys whose presence tells the shapes of SPEC "Events" apart. JSON keys match
+// case-insensitively, as encoding/json matches them to fields.
+type shapeKey uint16
+
+const (
+	keyEvent shapeKey = 1 << iota
+	keyData
+	keyResponseCode
+	keyMessage
+	keyPreapprovalStatus
+	// Keys inside data: a payout's …
+	keyAmountDebited
+	keyRecipientName
+	keyMeta
+	// … and a transaction's.
+	keyAmountAfterCharges
+	keyAmountCharged
+	keyPaymentDate
+	keyOrderID
+)
+
+const (
+	payoutKeys      = keyAmountDebited | keyRecipientName | keyMeta
+	transactionKeys = keyAmountAfterCharges | keyAmountCharged | keyPaymentDate | keyOrderID
+)
+
+type namedKey struct {
+	name string
+	key  shapeKey
+}
+
+var (
+	topLevelKeys = []namedKey{
+		{"ResponseCode", keyResponseCode}, {"Message", keyMessage}, {"PreapprovalStatus", keyPreapprovalStatus},
+	}
+	dataKeys = []namedKey{
+		{"AmountDebited", keyAmountDebited}, {"RecipientName", keyRecipientName}, {"Meta", keyMeta},
+		{"AmountAfterCharges", keyAmountAfterCharges}, {"AmountCharged", keyAmountCharged},
+		{"PaymentDate", keyPaymentDate}, {"OrderId", keyOrderID},
+	}
+)
+
+func lookupKey(keys []namedKey, name []byte) shapeKey {
+	for _, k := range keys {
+		if len(k.name) == len(name) && bytes.EqualFold(name, []byte(k.name)) {
+			return k.key
+		}
+	}
+	return 0
+}
+
+// shape is what a quick scan of a body learns before the one full decode: which telling
+// keys appear at the top level and inside data, and the name of a webhook event.
+type shape struct {
+	keys  shapeKey
+	event []byte // the raw string value of "event"
+}
+
+// newEvent returns an empty event of the type the shape belongs to.
+func (sh shape) newEvent() (parsedEvent, error) {
+	has := func(k shapeKey) bool { return sh.keys&k == k }
+	switch {
+	case has(keyEvent):
+		switch string(sh.event) {
+		case string(EventKindPaymentSucceeded):
+			return new(CheckoutEvent), nil
+		case string(EventKindSubscriptionTrial):
+			return new(SubscriptionTrialEvent), nil
+		}
+		return nil, fmt.Errorf("unknown event %q", sh.event)
+	case has(keyPreapprovalStatus):
+		return new(MandateCallback), nil
+	case has(keyResponseCode | keyData):
+		payout, transaction := sh.keys&payoutKeys != 0, sh.keys&transactionKeys != 0
+		switch {
+		case payout && !transaction:
+			return new(PayoutCallback), nil
+		case transaction && !payout, !payout && !transaction && has(keyMessage):
+			return new(TransactionCallback), nil
+		}
+		return nil, errors.New("a callback whose Data is neither a transaction nor a payout")
+	}
+	return nil, errors.New("not the shape of any event")
+}
+
+// scanShape walks the top-level object of b, and the object under its data key, without
+// decoding values. It only has to be good enough to choose a type: json.Unmarshal
+// validates everything afterwards. It never panics and always advances, whatever b is.
+func scanShape(b []byte) (shape, error) {
+	var sh shape
+	sc := &shapeScanner{b: b}
+	if !sc.consume('{') {
+		return sh, errors.New("not a JSON object")
+	}
+	err := sc.object(func(key []byte) error {
+		switch {
+		case bytes.EqualFold(key, []byte("event")):
+			sh.keys |= keyEvent
+			if sc.peek() == '"' {
+				v, err := sc.str()
+				sh.event = v
+				return err
+			}
+		case bytes.EqualFold(key, []byte("data")):
+			sh.keys |= keyData
+			if sc.consume('{') {
+				return sc.object(func(key []byte) error {
+					sh.keys |= lookupKey(dataKeys, key)
+					return sc.skipValue()
+				})
+			}
+		default:
+			sh.keys |= lookupKey(topLevelKeys, key)
+		}
+		return sc.skipValue()
+	})
+	return sh, err
+}
+
+var errTruncated = errors.New("truncated or malformed JSON")
+
+// shapeScanner reads just enough JSON structure to list an object's keys.
+type shapeScanner struct {
+	b   []byte
+	pos int
+}
+
+func (s *shapeScanner) skipSpace() {
+	for s.pos < len(s.b) {
+		switch s.b[s.pos] {
+		case ' ', '\t', '\r', '\n':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte that is not white space, or 0 at the end.
+func (s *shapeScanner) peek() byte {
+	s.skipSpace()
+	if s.pos < len(s.b) {
+		return s.b[s.pos]
+	}
+	return 0
+}
+
+// consume skips white space and c, reporting whether c was there.
+func (s *shapeScanner) consume(c byte) bool {
+	if s.peek() == c {
+		s.pos++
+		return true
+	}
+	return false
+}
+
+// object reads the members of an object whose '{' is consumed, calling member with each
+// key; member must consume the value.
+func (s *shapeScanner) object(member func(key []byte) error) error {
+	if s.consume('}') {
+		return nil
+	}
+	for {
+		if s.peek() != '"' {
+			return errTruncated
+		}
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if !s.consume(':') {
+			return errTruncated
+		}
+		s.skipSpace()
+		if err := member(key); err != nil {
+			return err
+		}
+		if s.consume(',') {
+			continue
+		}
+		if s.consume('}') {
+			return nil
+		}
+		return errTruncated
+	}
+}
+
+// str reads a string at s.pos and returns its raw contents, escapes left as they are.
+func (s *shapeScanner) str() ([]byte, error) {
+	start := s.pos + 1
+	for i := start; i < len(s.b); i++ {
+		switch s.b[i] {
+		case '\\':
+			i++
+		case '"':
+			s.pos = i + 1
+			return s.b[start:i], nil
+		}
+	}
+	return nil, errTruncated
+}
+
+// skipValue moves past one value of any type.
+func (s *shapeScanner) skipValue() error {
+	switch s.peek() {
+	case '"':
+		_, err := s.str()
+		return err
+	case '{', '[':
+		depth := 0
+		for s.pos < len(s.b) {
+			switch s.b[s.pos] {
+			case '"':
+				if _, err := s.str(); err != nil {
+					return err
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.pos++
+					return nil
+				}
+			}
+			s.pos++
+		}
+		return errTruncated
+	}
+	start := s.pos
+	for s.pos < len(s.b) && !endsLiteral(s.b[s.pos]) {
+		s.pos++
+	}
+	if s.pos == start {
+		return errTruncated
+	}
+	return nil
+}
+
+// endsLiteral reports whether c ends a number, true, false or null.
+func endsLiteral(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
