@@ -2,9 +2,14 @@ package billing
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
 	"time"
 )
 
@@ -602,4 +607,161 @@ func endsLiteral(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// MaxEventBytes is the largest webhook or callback body the handler reads; a larger one
+// is answered 413.
+const MaxEventBytes = 1 << 20
+
+// DefaultDedupeSize is how many handled events WithDedupe remembers when given n <= 0.
+const DefaultDedupeSize = 10_000
+
+// WebhookOption configures NewWebhookHandler.
+type WebhookOption func(*webhookHandler)
+
+// WithDedupe makes the handler answer 200 to a redelivery of an event it has already
+// handled, without calling the function again. Events are the same when their kind,
+// reference, state and response code are, so a later different state of the same
+// reference (a failure after a pending notice, say) still reaches the function. The
+// handler remembers the last n events (DefaultDedupeSize when n <= 0), so memory stays
+// bounded. An event whose handling failed is forgotten, so its redelivery is handled.
+func WithDedupe(n int) WebhookOption {
+	if n <= 0 {
+		n = DefaultDedupeSize
+	}
+	return func(h *webhookHandler) { h.seen = newSeenSet(n) }
+}
+
+// WithWebhookLogger sends the handler's logs to l: refused, unconfirmed and failed
+// events at warning level, duplicates at debug level. Without it the handler is silent.
+func WithWebhookLogger(l *slog.Logger) WebhookOption {
+	return func(h *webhookHandler) {
+		if l != nil {
+			h.logger = l
+		}
+	}
+}
+
+// NewWebhookHandler returns the http.Handler to mount at the webhook URL and the callback
+// URLs. It accepts POST only (405 otherwise), reads at most MaxEventBytes (413 beyond),
+// answers 400 to a body ParseEvent refuses, and calls fn with the typed event: 200 when fn
+// returns nil, 500 when it returns an error, so the sender delivers the event again.
+//
+// fn may be called concurrently. Redeliveries reach fn again unless WithDedupe is given.
+func NewWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOption) http.Handler {
+	h := &webhookHandler{fn: fn, logger: slog.New(slog.DiscardHandler)}
+	for _, opt := range opts {
+		opt(h)
+	}
+	return h
+}
+
+type webhookHandler struct {
+	fn     func(context.Context, Event) error
+	seen   *seenSet // nil without WithDedupe
+	logger *slog.Logger
+}
+
+func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "webhooks are delivered with POST", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, "body larger than 1 MiB", http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "reading the body failed", http.StatusBadRequest)
+		return
+	}
+	ev, err := ParseEvent(body)
+	if err != nil {
+		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	key := dedupeKey(ev)
+	if h.seen != nil && !h.seen.add(key) {
+		h.logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
+		writeReceived(w)
+		return
+	}
+	if err := h.fn(r.Context(), ev); err != nil {
+		if h.seen != nil {
+			h.seen.forget(key)
+		}
+		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook handler failed",
+			append(eventAttrs(ev), slog.String("error", err.Error()))...)
+		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)
+		return
+	}
+	writeReceived(w)
+}
+
+func writeReceived(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"received":true}`)
+}
+
+// eventAttrs describe an event in a log line: kind, reference, state and code, never
+// phone numbers.
+func eventAttrs(ev Event) []slog.Attr {
+	return []slog.Attr{
+		slog.String("kind", string(ev.Kind())),
+		slog.String("reference", ev.Reference()),
+		slog.String("state", string(ev.State())),
+		slog.String("code", string(ev.Code())),
+	}
+}
+
+// dedupeKey identifies an event for deduplication: the same operation in the same state.
+func dedupeKey(ev Event) string {
+	return string(ev.Kind()) + "\x00" + ev.Reference() + "\x00" + string(ev.State()) + "\x00" + string(ev.Code())
+}
+
+// seenSet remembers the last n keys added, forgetting the oldest first.
+type seenSet struct {
+	mu   sync.Mutex
+	keys map[string]uint64 // key -> the generation that added it
+	ring []seenEntry
+	next int
+	gen  uint64
+}
+
+type seenEntry struct {
+	key string
+	gen uint64
+}
+
+func newSeenSet(n int) *seenSet {
+	return &seenSet{keys: make(map[string]uint64, n), ring: make([]seenEntry, n)}
+}
+
+// add records key and reports whether it is new.
+func (s *seenSet) add(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.keys[key]; ok {
+		return false
+	}
+	old := s.ring[s.next]
+	if g, ok := s.keys[old.key]; ok && g == old.gen {
+		delete(s.keys, old.key)
+	}
+	s.gen++
+	s.keys[key] = s.gen
+	s.ring[s.next] = seenEntry{key: key, gen: s.gen}
+	s.next = (s.next + 1) % len(s.ring)
+	return true
+}
+
+// forget removes key, so its next delivery counts as new.
+func (s *seenSet) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.keys, key)
 }

@@ -1,0 +1,378 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func parseFixture(t *testing.T, name string) Event {
+	t.Helper()
+	ev, err := ParseEvent(fixture(t, "events/"+name))
+	require.NoError(t, err)
+	return ev
+}
+
+func TestParseEventRecognisesEveryShape(t *testing.T) {
+	tests := []struct {
+		fixture   string
+		kind      EventKind
+		reference string
+		state     EventState
+		code      ResponseCode
+	}{
+		{"payment_succeeded.json", EventKindPaymentSucceeded, "ref_7Q2K9XW4LM", EventSucceeded, ""},
+		{"payment_succeeded_minimal.json", EventKindPaymentSucceeded, "ref_B3N8Q1ZT6P", EventSucceeded, ""},
+		{"subscription_trial.json", EventKindSubscriptionTrial, "sub_3c4d5e6f7a8b9c0d1e2f3a4b", EventSucceeded, ""},
+		{"transaction_success.json", EventKindTransaction, "order1042", EventSucceeded, CodeSuccess},
+		{"transaction_failed.json", EventKindTransaction, "order1043", EventFailed, CodeFailed},
+		{"direct_debit_success.json", EventKindTransaction, "debitMarch2025", EventSucceeded, CodeSuccess},
+		{"direct_debit_callback_url_spelling.json", EventKindTransaction, "debitApril2025", EventSucceeded, CodeSuccess},
+		{"send_success.json", EventKindPayout, "refund1042", EventSucceeded, CodeSuccess},
+		{"send_failed_2001.json", EventKindPayout, "payout2001", EventFailed, CodeFailed},
+		{"send_failed_4075.json", EventKindPayout, "payout4075", EventFailed, CodeInsufficientBalance},
+		{"send_to_bank_success.json", EventKindPayout, "supplier88", EventSucceeded, CodeSuccess},
+		{"send_to_bank_failed_2001.json", EventKindPayout, "supplier89", EventFailed, CodeFailed},
+		{"mandate_approved.json", EventKindMandate, "mandate2025ama", EventSucceeded, ""},
+		{"mandate_active.json", EventKindMandate, "mandate2025kofi", EventSucceeded, ""},
+	}
+	entries, err := os.ReadDir(filepath.Join("testdata", "events"))
+	require.NoError(t, err)
+	require.Len(t, tests, len(entries), "every fixture of testdata/events has a row")
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			ev := parseFixture(t, tt.fixture)
+			assert.Equal(t, tt.kind, ev.Kind())
+			assert.Equal(t, tt.reference, ev.Reference())
+			assert.Equal(t, tt.state, ev.State())
+			assert.Equal(t, tt.code, ev.Code())
+		})
+	}
+}
+
+func TestParseEventCheckoutVariants(t *testing.T) {
+	full := parseFixture(t, "payment_succeeded.json").(*CheckoutEvent)
+	assert.Equal(t, "evt_5f0c1a2b3c4d5e6f7a8b9c0d", full.ID)
+	assert.Equal(t, "TEST", full.Environment)
+	assert.Equal(t, time.Date(2025, 1, 1, 10, 15, 30, 0, time.UTC), full.CreatedAt)
+	assert.Equal(t, int64(5000), full.Data.Amount, "checkout amounts are integer minor units")
+	assert.Equal(t, int64(98), full.Data.Fee)
+	assert.Equal(t, int64(4902), full.Data.Net)
+	assert.Equal(t, "GHS", full.Data.Currency)
+	assert.Equal(t, "Ama Mensah", full.Data.Customer.Name)
+	assert.Equal(t, "51234567890", full.Data.MobileMoneyDetail.ExternalRef)
+	assert.Equal(t, "1042", full.Data.Metadata["orderId"])
+	assert.Equal(t, time.Date(2025, 1, 1, 10, 15, 29, 412_000_000, time.UTC), full.Data.PaidAt)
+
+	minimal := parseFixture(t, "payment_succeeded_minimal.json").(*CheckoutEvent)
+	assert.Empty(t, minimal.ID)
+	assert.Empty(t, minimal.Environment)
+	assert.True(t, minimal.CreatedAt.IsZero())
+	assert.Equal(t, int64(12000), minimal.Data.Amount)
+	assert.Equal(t, "TELECEL", minimal.Data.MobileMoneyDetail.Network)
+}
+
+func TestParseEventCallbackDetails(t *testing.T) {
+	ok := parseFixture(t, "transaction_success.json").(*TransactionCallback)
+	assert.Equal(t, "success", ok.Message)
+	assert.Equal(t, DecimalAmount(5000), ok.Data.Amount, "callback amounts are decimals in major units")
+	assert.Equal(t, DecimalAmount(50), ok.Data.Charges)
+	assert.Equal(t, DecimalAmount(4950), ok.Data.AmountAfterCharges)
+	assert.Equal(t, "51234567890", ok.Data.ExternalTransactionID)
+	assert.Equal(t, "7fd01221faeb41469e4b0d1d1c6e5c3e", ok.Data.TransactionID)
+
+	failed := parseFixture(t, "transaction_failed.json").(*TransactionCallback)
+	assert.Zero(t, failed.Data.Amount, "a failure callback may carry Amount 0")
+	assert.Empty(t, failed.Data.ExternalTransactionID)
+
+	debit := parseFixture(t, "direct_debit_success.json").(*TransactionCallback)
+	assert.Equal(t, DecimalAmount(5050), debit.Data.Amount, "50.5")
+	assert.Equal(t, DecimalAmount(100), debit.Data.Charges, "1")
+	quoted := parseFixture(t, "direct_debit_callback_url_spelling.json").(*TransactionCallback)
+	assert.Equal(t, DecimalAmount(7500), quoted.Data.Amount, `"75.00"`)
+
+	insufficient := parseFixture(t, "send_failed_4075.json").(*PayoutCallback)
+	assert.Empty(t, insufficient.Data.ExternalTransactionID, "null")
+	assert.Empty(t, insufficient.Data.RecipientName, "null")
+	assert.Equal(t, DecimalAmount(250000), insufficient.Data.Amount)
+	assert.Equal(t, "null", string(insufficient.Data.Meta))
+
+	bank := parseFixture(t, "send_to_bank_success.json").(*PayoutCallback)
+	assert.Equal(t, DecimalAmount(100100), bank.Data.AmountDebited)
+	assert.Equal(t, "KOFI BOATENG", bank.Data.RecipientName)
+	assert.JSONEq(t, `{"BankCode":"300302","Channel":"gip-gh"}`, string(bank.Data.Meta))
+
+	mandate := parseFixture(t, "mandate_approved.json").(*MandateCallback)
+	assert.Equal(t, "233241234567", mandate.CustomerMsisdn)
+	assert.Equal(t, "USSD", mandate.VerificationType)
+	assert.Equal(t, "b7a3c1d2e4f5061728394a5b6c7d8e9f", mandate.ServicePreapprovalID)
+
+	trial := parseFixture(t, "subscription_trial.json").(*SubscriptionTrialEvent)
+	assert.Equal(t, "evt_0d9c8b7a6f5e4d3c2b1a0f9e", trial.ID)
+	assert.Equal(t, "cust_0a1b2c3d4e5f6a7b8c9d0e1f", trial.Data.CustomerID)
+	assert.Equal(t, time.Date(2025, 1, 15, 0, 0, 0, 0, time.UTC), trial.Data.TrialEnd)
+}
+
+func TestParseEventStates(t *testing.T) {
+	pending := `{"ResponseCode":"0001","Message":"pending","Data":{"ClientReference":"r1","Amount":5}}`
+	ev, err := ParseEvent([]byte(pending))
+	require.NoError(t, err)
+	assert.Equal(t, EventPending, ev.State())
+
+	for status, want := range map[string]EventState{
+		"APPROVED": EventSucceeded, "ACTIVE": EventSucceeded, "PENDING": EventPending, "CANCELLED": EventFailed,
+	} {
+		ev, err := ParseEvent([]byte(`{"PreapprovalStatus":"` + status + `","ClientReferenceId":"m1"}`))
+		require.NoError(t, err)
+		assert.Equal(t, want, ev.State(), status)
+	}
+	for status, want := range map[string]EventState{"SUCCEEDED": EventSucceeded, "FAILED": EventFailed, "PENDING": EventPending} {
+		ev, err := ParseEvent([]byte(`{"event":"payment.succeeded","data":{"reference":"p1","status":"` + status + `"}}`))
+		require.NoError(t, err)
+		assert.Equal(t, want, ev.State(), status)
+	}
+}
+
+func TestParseEventKeysMatchWithoutRegardToCase(t *testing.T) {
+	ev, err := ParseEvent([]byte(`{"responseCode":"0000","data":{"clientReference":"lower1","amountAfterCharges":"1.00"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, EventKindTransaction, ev.Kind())
+	assert.Equal(t, "lower1", ev.Reference())
+}
+
+func TestParseEventRefusesWhatIsNotAnEvent(t *testing.T) {
+	for name, body := range map[string]string{
+		"empty":                  ``,
+		"not JSON":               `hello`,
+		"an array":               `[{"ResponseCode":"0000"}]`,
+		"a string":               `"payment.succeeded"`,
+		"an empty object":        `{}`,
+		"truncated":              `{"ResponseCode":"0000","Data":{"ClientReference":"r1"`,
+		"trailing garbage":       `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"r1"}} x`,
+		"unknown event":          `{"event":"invoice.paid","data":{"id":"inv_1"}}`,
+		"event not a string":     `{"event":42,"data":{}}`,
+		"no reference":           `{"ResponseCode":"0000","Message":"success","Data":{"Amount":1}}`,
+		"no response code":       `{"ResponseCode":"","Message":"success","Data":{"ClientReference":"r1"}}`,
+		"checkout no reference":  `{"event":"payment.succeeded","data":{"id":"pay_1","status":"SUCCEEDED"}}`,
+		"trial no subscription":  `{"event":"customer.subscription.trial","data":null}`,
+		"mandate no reference":   `{"PreapprovalStatus":"APPROVED"}`,
+		"neither shape":          `{"ResponseCode":"0000","Data":{"ClientReference":"r1"}}`,
+		"both shapes":            `{"ResponseCode":"0000","Data":{"ClientReference":"r1","AmountDebited":1,"AmountCharged":1}}`,
+		"amount with 3 decimals": `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"r1","Amount":1.005}}`,
+		"wrong type":             `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":7}}`,
+		"data not an object":     `{"ResponseCode":"0000","Message":"success","Data":"x"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ev, err := ParseEvent([]byte(body))
+			assert.Nil(t, ev)
+			assert.ErrorIs(t, err, ErrInvalidEvent)
+		})
+	}
+}
+
+func FuzzParseEvent(f *testing.F) {
+	entries, err := os.ReadDir(filepath.Join("testdata", "events"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		f.Add(fixture(f, "events/"+e.Name()))
+	}
+	f.Add([]byte(`{"event":"payment.succeeded","data":{"reference":"r","status":"SUCCEEDED"}}`))
+	f.Add([]byte(`{"ResponseCode":"0000","Data":{"ClientReference":"r","AmountDebited":"1.5"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ev, err := ParseEvent(body)
+		if err != nil {
+			if ev != nil {
+				t.Fatalf("an event with an error: %v", err)
+			}
+			if !errors.Is(err, ErrInvalidEvent) {
+				t.Fatalf("error %v does not match ErrInvalidEvent", err)
+			}
+			return
+		}
+		if ev.Reference() == "" {
+			t.Fatalf("%s without a reference from %q", ev.Kind(), body)
+		}
+		if !json.Valid(body) {
+			t.Fatalf("an event from invalid JSON %q", body)
+		}
+		switch ev.State() {
+		case EventSucceeded, EventFailed, EventPending:
+		default:
+			t.Fatalf("state %q", ev.State())
+		}
+	})
+}
+
+// BenchmarkParseEvent measures ParseEvent beside a bare json.Unmarshal of the same body
+// into its right type: the floor a hand-written receiver that already knew the shape
+// would pay.
+func BenchmarkParseEvent(b *testing.B) {
+	for _, tt := range []struct {
+		fixture string
+		into    func() any
+	}{
+		{"payment_succeeded.json", func() any { return new(CheckoutEvent) }},
+		{"transaction_success.json", func() any { return new(TransactionCallback) }},
+		{"send_to_bank_success.json", func() any { return new(PayoutCallback) }},
+		{"mandate_approved.json", func() any { return new(MandateCallback) }},
+	} {
+		body := fixture(b, "events/"+tt.fixture)
+		name := strings.TrimSuffix(tt.fixture, ".json")
+		b.Run(name+"/ParseEvent", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := ParseEvent(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/json.Unmarshal", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if err := json.Unmarshal(body, tt.into()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// webhookRecorder is a handler function that records the events it is given and fails
+// while fail is set.
+type webhookRecorder struct {
+	calls atomic.Int64
+	fail  atomic.Bool
+	mu    sync.Mutex
+	event Event
+}
+
+func (r *webhookRecorder) last() Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.event
+}
+
+func (r *webhookRecorder) handle(_ context.Context, ev Event) error {
+	r.calls.Add(1)
+	r.mu.Lock()
+	r.event = ev
+	r.mu.Unlock()
+	if r.fail.Load() {
+		return errors.New("the order database is down")
+	}
+	return nil
+}
+
+func post(t *testing.T, h http.Handler, body []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/webhooks", strings.NewReader(string(body))))
+	return rec
+}
+
+func TestWebhookHandlerStatusCodes(t *testing.T) {
+	var rec webhookRecorder
+	h := NewWebhookHandler(rec.handle)
+
+	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(method, "/webhooks", nil))
+		assert.Equal(t, http.StatusMethodNotAllowed, w.Code, method)
+		assert.Equal(t, http.MethodPost, w.Header().Get("Allow"))
+	}
+
+	tooLarge := fmt.Sprintf(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"r1","Description":%q}}`,
+		strings.Repeat("x", MaxEventBytes))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, post(t, h, []byte(tooLarge)).Code)
+
+	assert.Equal(t, http.StatusBadRequest, post(t, h, []byte(`{"hello":"world"}`)).Code)
+	assert.Equal(t, http.StatusBadRequest, post(t, h, []byte(`not json`)).Code)
+	assert.Zero(t, rec.calls.Load(), "nothing unparsable reaches the function")
+
+	w := post(t, h, fixture(t, "events/transaction_success.json"))
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.JSONEq(t, `{"received":true}`, w.Body.String())
+	require.EqualValues(t, 1, rec.calls.Load())
+	assert.Equal(t, "order1042", rec.last().(*TransactionCallback).Reference())
+
+	rec.fail.Store(true)
+	assert.Equal(t, http.StatusInternalServerError, post(t, h, fixture(t, "events/send_success.json")).Code,
+		"a failing function makes the sender deliver again")
+	assert.EqualValues(t, 2, rec.calls.Load())
+}
+
+func TestWebhookHandlerAcceptsABodyOfExactlyTheLimit(t *testing.T) {
+	var rec webhookRecorder
+	h := NewWebhookHandler(rec.handle)
+	body := `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"r1","Description":""}}`
+	pad := MaxEventBytes - len(body)
+	body = strings.Replace(body, `"Description":""`, `"Description":"`+strings.Repeat("y", pad)+`"`, 1)
+	require.Len(t, body, MaxEventBytes)
+	assert.Equal(t, http.StatusOK, post(t, h, []byte(body)).Code)
+}
+
+func TestWebhookHandlerWithoutDedupeHandlesRedeliveries(t *testing.T) {
+	var rec webhookRecorder
+	h := NewWebhookHandler(rec.handle)
+	body := fixture(t, "events/transaction_success.json")
+	post(t, h, body)
+	post(t, h, body)
+	assert.EqualValues(t, 2, rec.calls.Load())
+}
+
+func TestWebhookHandlerDedupe(t *testing.T) {
+	var rec webhookRecorder
+	h := NewWebhookHandler(rec.handle, WithDedupe(2))
+	pending := []byte(`{"ResponseCode":"0001","Message":"pending","Data":{"ClientReference":"r1","PaymentDate":"x"}}`)
+	success := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"r1","PaymentDate":"x"}}`)
+
+	assert.Equal(t, http.StatusOK, post(t, h, pending).Code)
+	assert.Equal(t, http.StatusOK, post(t, h, pending).Code)
+	assert.EqualValues(t, 1, rec.calls.Load(), "the redelivery is answered without calling the function")
+
+	assert.Equal(t, http.StatusOK, post(t, h, success).Code)
+	assert.EqualValues(t, 2, rec.calls.Load(), "a later different state of the same reference is not swallowed")
+	assert.Equal(t, EventSucceeded, rec.last().State())
+
+	// A failed handling is forgotten, so its redelivery is handled.
+	rec.fail.Store(true)
+	other := fixture(t, "events/send_success.json")
+	assert.Equal(t, http.StatusInternalServerError, post(t, h, other).Code)
+	rec.fail.Store(false)
+	assert.Equal(t, http.StatusOK, post(t, h, other).Code)
+	assert.EqualValues(t, 4, rec.calls.Load())
+
+	// Bounded: with room for two, the oldest (pending r1) has been forgotten.
+	assert.Equal(t, http.StatusOK, post(t, h, pending).Code)
+	assert.EqualValues(t, 5, rec.calls.Load())
+}
+
+func TestSeenSetStaysBounded(t *testing.T) {
+	s := newSeenSet(100)
+	for i := range 10_000 {
+		require.True(t, s.add(fmt.Sprint(i)))
+	}
+	assert.Len(t, s.keys, 100)
+	assert.False(t, s.add("9999"))
+	assert.True(t, s.add("0"))
+	s.forget("0")
+	assert.True(t, s.add("0"))
+	assert.LessOrEqual(t, len(s.keys), 100)
+}
