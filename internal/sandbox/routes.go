@@ -19,6 +19,8 @@ type route struct {
 // its own file, returning that group's routes.
 var routeGroups = []func(*Server) []route{
 	customerRoutes,
+	creditRoutes,
+	meterRoutes,
 	controlRoutes,
 }
 

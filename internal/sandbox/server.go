@@ -146,6 +146,8 @@ type Server struct {
 
 	mu        sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers customerStore
+	credits   creditStore
+	meters    meterStore
 }
 
 // New returns a sandbox configured by cfg, its zero fields set to the defaults.

@@ -1,0 +1,335 @@
+package sandbox
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// CodeInsufficientCredits answers a deduct larger than the wallet's balance
+// (HTTP 400). The spec leaves the case open ("Errors": behaviour of deduct
+// beyond the balance not shown); DESIGN decides it is refused and nothing is
+// written.
+const CodeInsufficientCredits = "insufficient_credits"
+
+// creditTransactionTypes are the kinds of ledger entry (SPEC "Credit transaction").
+var creditTransactionTypes = []string{"PURCHASE", "USAGE", "GRANT", "ADJUSTMENT", "EXPIRY", "REFUND"}
+
+// walletBalance is a wallet as a grant or deduct answers it.
+type walletBalance struct {
+	ID       string `json:"id"`
+	Balance  int64  `json:"balance"`
+	Currency string `json:"currency"`
+}
+
+// walletView is a wallet as GET answers it (SPEC "Credit wallet").
+type walletView struct {
+	walletBalance
+	CreatedAt timestamp `json:"createdAt"`
+	UpdatedAt timestamp `json:"updatedAt"`
+}
+
+// creditWallet is a customer's wallet with its ledger and the grants that
+// still hold credits.
+type creditWallet struct {
+	walletView
+	ledger table[creditTransaction]
+	// lots are the grants with credits left, in draw-down order: the soonest
+	// to expire first, grants without expiry last, ties in grant order. The
+	// balance is always the sum of their remainders.
+	lots []*creditLot
+}
+
+// creditLot is what remains of one grant.
+type creditLot struct {
+	grantID   string
+	remaining int64
+	expiresAt time.Time // zero: never
+}
+
+// drawsBefore reports whether l is drawn down (and expires) before m.
+func (l *creditLot) drawsBefore(m *creditLot) bool {
+	switch {
+	case l.expiresAt.IsZero():
+		return false
+	case m.expiresAt.IsZero():
+		return true
+	}
+	return l.expiresAt.Before(m.expiresAt)
+}
+
+// creditTransaction is a ledger entry (SPEC "Credit transaction"). Amount is
+// positive; the direction shows in the type and the balances around it.
+type creditTransaction struct {
+	ID            string         `json:"id"`
+	Type          string         `json:"type"`
+	Amount        int64          `json:"amount"`
+	BalanceBefore int64          `json:"balanceBefore"`
+	BalanceAfter  int64          `json:"balanceAfter"`
+	Description   *string        `json:"description"`
+	ExpiresAt     *timestamp     `json:"expiresAt"`
+	Metadata      map[string]any `json:"metadata"`
+	CreatedAt     timestamp      `json:"createdAt"`
+}
+
+// creditTransactionSummary is a ledger entry as the ledger list shows it.
+type creditTransactionSummary struct {
+	ID            string    `json:"id"`
+	Type          string    `json:"type"`
+	Amount        int64     `json:"amount"`
+	BalanceBefore int64     `json:"balanceBefore"`
+	BalanceAfter  int64     `json:"balanceAfter"`
+	Description   *string   `json:"description"`
+	CreatedAt     timestamp `json:"createdAt"`
+}
+
+func (t *creditTransaction) summary() creditTransactionSummary {
+	return creditTransactionSummary{ID: t.ID, Type: t.Type, Amount: t.Amount, BalanceBefore: t.BalanceBefore,
+		BalanceAfter: t.BalanceAfter, Description: t.Description, CreatedAt: t.CreatedAt}
+}
+
+// creditChange answers a grant or deduct.
+type creditChange struct {
+	Wallet      walletBalance     `json:"wallet"`
+	Transaction creditTransaction `json:"transaction"`
+}
+
+// creditStore is the wallets by customer id: one wallet per customer.
+type creditStore struct {
+	byCustomer map[string]*creditWallet
+}
+
+func creditRoutes(s *Server) []route {
+	return []route{
+		{pattern: "GET /v1/credits/{customerId}", auth: authBilling, scope: ScopeCreditsRead, handler: s.getWallet},
+		{pattern: "POST /v1/credits/{customerId}/grant", auth: authBilling, scope: ScopeCreditsWrite, handler: s.grantCredits},
+		{pattern: "POST /v1/credits/{customerId}/deduct", auth: authBilling, scope: ScopeCreditsWrite, handler: s.deductCredits},
+		{pattern: "GET /v1/credits/{customerId}/transactions", auth: authBilling, scope: ScopeCreditsRead, handler: s.listCreditTransactions},
+	}
+}
+
+// creditEntryFields are the fields a grant and a deduct share.
+type creditEntryFields struct {
+	amount      int64
+	description *string
+	metadata    map[string]any
+}
+
+func readCreditEntry(f *fields) creditEntryFields {
+	f.require("amount")
+	var e creditEntryFields
+	e.amount, _ = f.positiveInteger("amount")
+	nullableField(f, "description", f.optionalString).applyTo(&e.description)
+	e.metadata, _ = f.metadata("metadata")
+	return e
+}
+
+func (s *Server) getWallet(w http.ResponseWriter, r *http.Request) {
+	customerID := r.PathValue("customerId")
+	s.mu.Lock()
+	wallet, err := s.walletOf(customerID)
+	var view walletView
+	if err == nil && wallet == nil {
+		err = notFoundError("credit wallet of customer", customerID)
+	} else if err == nil {
+		view = wallet.walletView
+	}
+	s.mu.Unlock()
+	writeResult(w, http.StatusOK, view, err)
+}
+
+func (s *Server) grantCredits(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeFields(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	entry := readCreditEntry(f)
+	expiresAt, hasExpiry := f.timestamp("expiresAt")
+	if err := f.err(); err != nil {
+		writeError(w, err)
+		return
+	}
+	customerID := r.PathValue("customerId")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wallet, err := s.walletOf(customerID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	now := s.Now()
+	if hasExpiry && !expiresAt.After(now) {
+		writeError(w, validationError("expiresAt", "expiresAt must be in the future"))
+		return
+	}
+	if wallet != nil && entry.amount > math.MaxInt64-wallet.Balance {
+		writeError(w, validationError("amount", "amount would take the balance beyond %d credits", int64(math.MaxInt64)))
+		return
+	}
+	if wallet == nil {
+		wallet = s.openWallet(customerID, now)
+	}
+	tx := wallet.record("GRANT", entry, now, func(balance int64) int64 { return balance + entry.amount })
+	lot := &creditLot{grantID: tx.ID, remaining: entry.amount}
+	if hasExpiry {
+		lot.expiresAt = expiresAt
+		tx.ExpiresAt = &timestamp{expiresAt}
+		s.schedule(expiresAt, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			wallet.expireLots(s.Now())
+		})
+	}
+	// Before the first lot it draws before; after all the others, so equal expiries
+	// keep grant order.
+	at := slices.IndexFunc(wallet.lots, lot.drawsBefore)
+	if at < 0 {
+		at = len(wallet.lots)
+	}
+	wallet.lots = slices.Insert(wallet.lots, at, lot)
+	writeData(w, http.StatusOK, creditChange{Wallet: wallet.walletBalance, Transaction: *tx})
+}
+
+func (s *Server) deductCredits(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeFields(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	entry := readCreditEntry(f)
+	if err := f.err(); err != nil {
+		writeError(w, err)
+		return
+	}
+	customerID := r.PathValue("customerId")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wallet, err := s.walletOf(customerID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var balance int64
+	if wallet != nil {
+		balance = wallet.Balance
+	}
+	if entry.amount > balance {
+		writeError(w, &apiError{status: http.StatusBadRequest, code: CodeInsufficientCredits, field: "amount",
+			message: fmt.Sprintf("a deduct of %d credits exceeds the balance of %d", entry.amount, balance)})
+		return
+	}
+	now := s.Now()
+	tx := wallet.record("USAGE", entry, now, func(balance int64) int64 { return balance - entry.amount })
+	wallet.drawDown(entry.amount)
+	writeData(w, http.StatusOK, creditChange{Wallet: wallet.walletBalance, Transaction: *tx})
+}
+
+func (s *Server) listCreditTransactions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	pq, err := parsePageQuery(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	kind, err := queryEnum(q, "type", creditTransactionTypes...)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	keep := func(t *creditTransaction) bool { return kind == "" || t.Type == kind }
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wallet, err := s.walletOf(r.PathValue("customerId"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ledger := &table[creditTransaction]{} // a customer without a wallet has an empty ledger
+	if wallet != nil {
+		ledger = &wallet.ledger
+	}
+	p, err := listPage(ledger, pq, keep, (*creditTransaction).summary)
+	writeResult(w, http.StatusOK, p, err)
+}
+
+// walletOf returns the wallet of a customer, nil when the customer has none
+// yet, with every grant past its expiry already written off. An unknown
+// customer is an error. Call it with s.mu held.
+func (s *Server) walletOf(customerID string) (*creditWallet, error) {
+	if _, ok := s.customers.table.get(customerID); !ok {
+		return nil, notFoundError("customer", customerID)
+	}
+	wallet := s.credits.byCustomer[customerID]
+	if wallet != nil {
+		// The scheduled expiry does this at the very moment; doing it here too keeps
+		// a request that comes first with the wall clock from drawing on expired credits.
+		wallet.expireLots(s.Now())
+	}
+	return wallet, nil
+}
+
+// openWallet creates the customer's wallet: the first grant does (SPEC
+// "Credit wallet"). Call it with s.mu held.
+func (s *Server) openWallet(customerID string, now time.Time) *creditWallet {
+	wallet := &creditWallet{walletView: walletView{
+		walletBalance: walletBalance{ID: newID("cwa_"), Currency: defaultCurrency},
+		CreatedAt:     timestamp{now},
+		UpdatedAt:     timestamp{now},
+	}}
+	if s.credits.byCustomer == nil {
+		s.credits.byCustomer = make(map[string]*creditWallet)
+	}
+	s.credits.byCustomer[customerID] = wallet
+	return wallet
+}
+
+// record writes a ledger entry that moves the balance by change and returns it.
+func (w *creditWallet) record(kind string, e creditEntryFields, at time.Time, change func(int64) int64) *creditTransaction {
+	tx := &creditTransaction{
+		ID:            newID("ctx_"),
+		Type:          kind,
+		Amount:        e.amount,
+		BalanceBefore: w.Balance,
+		BalanceAfter:  change(w.Balance),
+		Description:   e.description,
+		Metadata:      e.metadata,
+		CreatedAt:     timestamp{at},
+	}
+	w.Balance = tx.BalanceAfter
+	w.UpdatedAt = timestamp{at}
+	w.ledger.insert(tx.ID, tx)
+	return tx
+}
+
+// drawDown takes amount (no more than the balance) from the lots in order.
+func (w *creditWallet) drawDown(amount int64) {
+	for amount > 0 {
+		lot := w.lots[0]
+		taken := min(lot.remaining, amount)
+		lot.remaining -= taken
+		amount -= taken
+		if lot.remaining == 0 {
+			w.lots = w.lots[1:]
+		}
+	}
+}
+
+// expireLots writes off what remains of every grant whose expiry is at or
+// before now, one EXPIRY entry per grant, dated at its expiry. A grant that
+// was used up expires silently. Expiring lots are always at the front of the
+// draw-down order.
+func (w *creditWallet) expireLots(now time.Time) {
+	for len(w.lots) > 0 {
+		lot := w.lots[0]
+		if lot.expiresAt.IsZero() || lot.expiresAt.After(now) {
+			return
+		}
+		w.lots = w.lots[1:]
+		description := "unused credits of grant " + lot.grantID + " expired"
+		w.record("EXPIRY", creditEntryFields{amount: lot.remaining, description: &description}, lot.expiresAt,
+			func(balance int64) int64 { return balance - lot.remaining })
+	}
+}
