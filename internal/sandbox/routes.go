@@ -19,6 +19,7 @@ type route struct {
 // its own file, returning that group's routes.
 var routeGroups = []func(*Server) []route{
 	customerRoutes,
+	productRoutes,
 	creditRoutes,
 	meterRoutes,
 	controlRoutes,

@@ -146,6 +146,7 @@ type Server struct {
 
 	mu        sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers customerStore
+	products  productStore
 	credits   creditStore
 	meters    meterStore
 }
