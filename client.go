@@ -370,6 +370,9 @@ type op struct {
 	ipRestricted bool
 	// clientReference is named in ErrOutcomeUnknown so the caller can resolve it.
 	clientReference string
+	// codeIsData marks a status check: its response code describes the transaction
+	// asked about, not the request, so only a non-2xx HTTP status is an error.
+	codeIsData bool
 }
 
 // newOp returns an op with the defaults of a billing-resource call: reads retried, writes
@@ -500,7 +503,7 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 		return fmt.Errorf("billing: %s %s: %w", o.method, redactPath(o.path), err)
 	}
 	ok := res.status >= 200 && res.status < 300
-	if ok && !h.failed() {
+	if ok && (o.codeIsData || !h.failed()) {
 		return nil
 	}
 	apiErr := &APIError{

@@ -1,4 +1,344 @@
 package billing
 
-// MandatesService sets up direct-debit mandates and charges under them (SPEC "Direct debit mandates", "Direct debit charge").
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// MandatesService sets up direct-debit mandates and charges under them (SPEC "Direct
+// debit mandates", "Direct debit charge").
 type MandatesService service
+
+// DirectDebitChannel is a mobile-money network that supports direct debit.
+type DirectDebitChannel string
+
+// The direct-debit channels. MTN verifies a mandate by a USSD prompt on the customer's
+// phone; Vodafone by a one-time passcode sent by SMS and submitted with VerifyOTP.
+const (
+	DirectDebitChannelMTN      DirectDebitChannel = "mtn-gh-direct-debit"
+	DirectDebitChannelVodafone DirectDebitChannel = "vodafone-gh-direct-debit"
+)
+
+var directDebitChannels = []DirectDebitChannel{DirectDebitChannelMTN, DirectDebitChannelVodafone}
+
+// VerificationType is how the customer approves a mandate.
+type VerificationType string
+
+// The verification types of a mandate.
+const (
+	VerificationTypeUSSD VerificationType = "USSD"
+	VerificationTypeOTP  VerificationType = "OTP"
+)
+
+// MandateStatus is the state of a mandate.
+type MandateStatus string
+
+// The mandate states: PENDING until the customer approves, APPROVED once charges are
+// allowed, CANCELLED after Cancel (Reactivate asks for approval again).
+const (
+	MandateStatusPending   MandateStatus = "PENDING"
+	MandateStatusApproved  MandateStatus = "APPROVED"
+	MandateStatusCancelled MandateStatus = "CANCELLED"
+)
+
+// Mandate is a direct-debit pre-approval. Each call fills the fields its answer carries:
+// Status returns them all.
+type Mandate struct {
+	ServicePreApprovalID string             `json:"servicePreApprovalId"`
+	ClientReferenceID    string             `json:"clientReferenceId,omitempty"`
+	CustomerMSISDN       string             `json:"customerMsisdn,omitempty"`
+	Channel              DirectDebitChannel `json:"channel,omitempty"`
+	VerificationType     VerificationType   `json:"verificationType,omitempty"`
+	// OTPPrefix is the four letters that start the passcode the customer receives by
+	// SMS; empty for USSD.
+	OTPPrefix         string        `json:"otpPrefix,omitempty"`
+	PreapprovalStatus MandateStatus `json:"preapprovalStatus"`
+	CreatedAt         time.Time     `json:"createdAt,omitzero"`
+}
+
+// IsPending reports whether the mandate waits for the customer's approval.
+func (m *Mandate) IsPending() bool { return m.PreapprovalStatus == MandateStatusPending }
+
+// IsFinal reports whether the approval request has ended: approved or cancelled.
+func (m *Mandate) IsFinal() bool {
+	return m.PreapprovalStatus == MandateStatusApproved || m.PreapprovalStatus == MandateStatusCancelled
+}
+
+// Succeeded reports whether the mandate is approved, so it can be charged.
+func (m *Mandate) Succeeded() bool { return m.PreapprovalStatus == MandateStatusApproved }
+
+// MandateCreateParams asks a customer to approve a direct-debit mandate. Every field is
+// required.
+type MandateCreateParams struct {
+	// ClientReferenceID is the merchant's reference of the mandate, alphanumeric, at
+	// most 36.
+	ClientReferenceID string `json:"clientReferenceId"`
+	// CustomerMSISDN is the customer's wallet number in international form; it is
+	// normalised to digits without plus ("233241234567").
+	CustomerMSISDN string             `json:"customerMsisdn"`
+	Channel        DirectDebitChannel `json:"channel"`
+	// CallbackURL receives the mandate callback once the customer approves.
+	CallbackURL string `json:"callbackUrl"`
+}
+
+func (p *MandateCreateParams) validate() error {
+	if p == nil {
+		return invalid("params", "are required")
+	}
+	return firstError(
+		clientReference("clientReferenceId", p.ClientReferenceID),
+		required("customerMsisdn", p.CustomerMSISDN),
+		requiredOneOf("channel", p.Channel, directDebitChannels...),
+		requiredURL("callbackUrl", p.CallbackURL),
+	)
+}
+
+// Create asks the customer to approve a mandate and returns it PENDING. For
+// VerificationTypeOTP, the customer receives a passcode by SMS that starts with the
+// returned OTPPrefix: submit it with VerifyOTP. For USSD, the customer approves on the
+// phone. Either way the approval arrives at CallbackURL, or through Status.
+//
+// It is never re-sent once it may have reached the service: an ambiguous failure returns
+// an error matching ErrOutcomeUnknown that carries the client reference; Status resolves it.
+func (s *MandatesService) Create(ctx context.Context, p *MandateCreateParams) (*Mandate, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	body := *p
+	msisdn, err := normalizePhone("customerMsisdn", p.CustomerMSISDN)
+	if err != nil {
+		return nil, err
+	}
+	body.CustomerMSISDN = msisdn
+	return send[Mandate](ctx, s.client, moneyOp(http.MethodPost, "/v1/mandates", &body, p.ClientReferenceID, false))
+}
+
+// MandateVerifyOTPParams submits the passcode the customer received by SMS. Every field is
+// required.
+type MandateVerifyOTPParams struct {
+	CustomerMSISDN       string `json:"customerMsisdn"`
+	ServicePreApprovalID string `json:"servicePreApprovalId"`
+	ClientReferenceID    string `json:"clientReferenceId"`
+	// OTPCode is the four-letter prefix, a hyphen and the four digits: "ABCD-1234".
+	OTPCode string `json:"otpCode"`
+}
+
+func (p *MandateVerifyOTPParams) validate() error {
+	if p == nil {
+		return invalid("params", "are required")
+	}
+	return firstError(
+		required("customerMsisdn", p.CustomerMSISDN),
+		required("servicePreApprovalId", p.ServicePreApprovalID),
+		clientReference("clientReferenceId", p.ClientReferenceID),
+		otpShape("otpCode", p.OTPCode),
+	)
+}
+
+// otpShape checks the passcode form of SPEC "Limits": four letters, a hyphen, 4 digits.
+func otpShape(field, v string) error {
+	ok := len(v) == 9 && isLetters(v[:4]) && v[4] == '-' && allDigits(v[5:])
+	if !ok {
+		return invalid(field, "must be the four-letter prefix, a hyphen and the 4 digits, like ABCD-1234")
+	}
+	return nil
+}
+
+// VerifyOTP submits the passcode of an OTP mandate. The mandate stays PENDING in the
+// answer; the approval follows by callback (or Status). A wrong code is an *APIError with
+// code 4204 (CodePreapprovalFailed).
+func (s *MandatesService) VerifyOTP(ctx context.Context, p *MandateVerifyOTPParams) (*Mandate, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	body := *p
+	msisdn, err := normalizePhone("customerMsisdn", p.CustomerMSISDN)
+	if err != nil {
+		return nil, err
+	}
+	body.CustomerMSISDN = msisdn
+	o := newOp(http.MethodPost, "/v1/mandates/verifyotp")
+	o.body, o.auth = &body, authBasic
+	return send[Mandate](ctx, s.client, o)
+}
+
+// Status returns a mandate by its client reference, with every field.
+func (s *MandatesService) Status(ctx context.Context, clientReferenceID string) (*Mandate, error) {
+	if err := required("clientReferenceId", clientReferenceID); err != nil {
+		return nil, err
+	}
+	o := newOp(http.MethodGet, pathf("/v1/mandates/preapproval/%s/status", clientReferenceID))
+	o.auth = authBasic
+	return send[Mandate](ctx, s.client, o)
+}
+
+// Cancel cancels the mandate of a customer's number and returns it CANCELLED; it can no
+// longer be charged until Reactivate. ErrNotFound means the number has no mandate to
+// cancel.
+func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*Mandate, error) {
+	if err := required("customerMsisdn", customerMSISDN); err != nil {
+		return nil, err
+	}
+	msisdn, err := normalizePhone("customerMsisdn", customerMSISDN)
+	if err != nil {
+		return nil, err
+	}
+	o := newOp(http.MethodGet, pathf("/v1/mandates/preapproval/%s/cancel", msisdn))
+	// A GET that changes state: once it may have been done, a second try would answer
+	// 404 and hide the success, so it is not re-sent. Status tells the truth.
+	o.auth, o.retry = authBasic, retryWrite
+	return send[Mandate](ctx, s.client, o)
+}
+
+// MandateReactivateParams asks again for the approval of a customer's cancelled mandate.
+// Both fields are required.
+type MandateReactivateParams struct {
+	CustomerMSISDN string `json:"customerMsisdn"`
+	// CallbackURL receives the mandate callback of the new approval.
+	CallbackURL string `json:"callbackUrl"`
+}
+
+func (p *MandateReactivateParams) validate() error {
+	if p == nil {
+		return invalid("params", "are required")
+	}
+	return firstError(required("customerMsisdn", p.CustomerMSISDN), requiredURL("callbackUrl", p.CallbackURL))
+}
+
+// Reactivate asks the customer to approve their cancelled mandate again and returns it
+// PENDING. An OTP mandate gets a fresh passcode by SMS (submit it with VerifyOTP); the
+// approval arrives at the new CallbackURL.
+func (s *MandatesService) Reactivate(ctx context.Context, p *MandateReactivateParams) (*Mandate, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	body := *p
+	msisdn, err := normalizePhone("customerMsisdn", p.CustomerMSISDN)
+	if err != nil {
+		return nil, err
+	}
+	body.CustomerMSISDN = msisdn
+	o := newOp(http.MethodPost, "/v1/mandates/preapproval/reactivate")
+	o.body, o.auth = &body, authBasic
+	return send[Mandate](ctx, s.client, o)
+}
+
+// DirectDebitParams charges a customer's wallet under an approved mandate. Every field
+// but CustomerName and CustomerEmail is required.
+type DirectDebitParams struct {
+	// CustomerMSISDN is normalised to international digits without plus.
+	CustomerMSISDN string             `json:"CustomerMsisdn"`
+	Channel        DirectDebitChannel `json:"Channel"`
+	// Amount is sent with two decimals (DecimalAmount(1050) is 10.50).
+	Amount DecimalAmount `json:"Amount"`
+	// PrimaryCallbackURL receives the transaction callback with the final state.
+	PrimaryCallbackURL string `json:"PrimaryCallbackURL"`
+	// Description is shown on the customer's statement.
+	Description string `json:"Description"`
+	// ClientReference is the merchant's unique reference, alphanumeric, at most 36:
+	// the key of ChargeStatus.
+	ClientReference string `json:"ClientReference"`
+	CustomerName    string `json:"CustomerName,omitempty"`
+	CustomerEmail   string `json:"CustomerEmail,omitempty"`
+}
+
+func (p *DirectDebitParams) validate() error {
+	if p == nil {
+		return invalid("params", "are required")
+	}
+	return firstError(
+		required("CustomerMsisdn", p.CustomerMSISDN),
+		requiredOneOf("Channel", p.Channel, directDebitChannels...),
+		positiveDecimal("Amount", p.Amount),
+		requiredURL("PrimaryCallbackURL", p.PrimaryCallbackURL),
+		required("Description", p.Description),
+		clientReference("ClientReference", p.ClientReference),
+		emailShape("CustomerEmail", p.CustomerEmail),
+	)
+}
+
+// DirectDebit is the service's acceptance of a direct-debit charge. Amounts are decimals.
+type DirectDebit struct {
+	TransactionID      string        `json:"TransactionId"`
+	Description        string        `json:"Description,omitempty"`
+	ClientReference    string        `json:"ClientReference"`
+	Amount             DecimalAmount `json:"Amount"`
+	Charges            DecimalAmount `json:"Charges"`
+	AmountAfterCharges DecimalAmount `json:"AmountAfterCharges"`
+	AmountCharged      DecimalAmount `json:"AmountCharged"`
+	DeliveryFee        DecimalAmount `json:"DeliveryFee"`
+}
+
+// Charge debits a customer's wallet under their APPROVED mandate on the channel, with no
+// PIN or passcode asked of the customer. The answer only says the charge was accepted;
+// the final state arrives at PrimaryCallbackURL, or through ChargeStatus. Without an
+// approved mandate it fails with code 4204 (CodePreapprovalFailed) and nothing moves.
+//
+// It is never re-sent once it may have reached the service: an ambiguous failure returns
+// an error matching ErrOutcomeUnknown that carries the client reference.
+func (s *MandatesService) Charge(ctx context.Context, p *DirectDebitParams) (*DirectDebit, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	body := *p
+	msisdn, err := normalizePhone("CustomerMsisdn", p.CustomerMSISDN)
+	if err != nil {
+		return nil, err
+	}
+	body.CustomerMSISDN = msisdn
+	return send[DirectDebit](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/direct-debit", &body, p.ClientReference, true))
+}
+
+// DirectDebitTransaction is the status check of a direct-debit charge: the receive status
+// shape with decimal amounts. ResponseCode describes the transaction: 0000 with Paid when
+// paid, 0001 while pending, a failure code such as 2001 once it failed.
+type DirectDebitTransaction struct {
+	StatusResponse
+
+	Date                  time.Time        `json:"date,omitzero"`
+	Status                CollectionStatus `json:"status"`
+	TransactionID         string           `json:"transactionId"`
+	ExternalTransactionID string           `json:"externalTransactionId,omitempty"`
+	PaymentMethod         string           `json:"paymentMethod,omitempty"`
+	ClientReference       string           `json:"clientReference"`
+	CurrencyCode          string           `json:"currencyCode,omitempty"`
+	Amount                DecimalAmount    `json:"amount"`
+	Charges               DecimalAmount    `json:"charges"`
+	AmountAfterCharges    DecimalAmount    `json:"amountAfterCharges"`
+	IsFulfilled           bool             `json:"isFulfilled"`
+}
+
+// UnmarshalJSON reads the transaction, accepting the date in ISO 8601 or in the
+// "YYYY-MM-DD HH:MM:SS" UTC form.
+func (t *DirectDebitTransaction) UnmarshalJSON(b []byte) error {
+	type fields DirectDebitTransaction
+	return json.Unmarshal(b, &struct {
+		*fields
+		Date *serviceTime `json:"date"`
+	}{(*fields)(t), (*serviceTime)(&t.Date)})
+}
+
+// Succeeded reports whether the charge was paid.
+func (t *DirectDebitTransaction) Succeeded() bool { return t.Status == CollectionStatusPaid }
+
+// IsFinal reports whether the charge has its final state: paid, or unpaid under a failure
+// code. Unpaid under 0000 or 0001 is still pending.
+func (t *DirectDebitTransaction) IsFinal() bool { return collectionFinal(t.Status, t.ResponseCode) }
+
+// IsPending reports whether the final state is still to come.
+func (t *DirectDebitTransaction) IsPending() bool { return !t.IsFinal() }
+
+// ChargeStatus asks for the state of a direct-debit charge by its client reference: the
+// fallback when no callback has arrived five minutes after Charge, and the way to resolve
+// ErrOutcomeUnknown. ErrNotFound means the service never recorded the charge.
+//
+// A failed charge is a result here, not an error: check IsFinal and Succeeded.
+func (s *MandatesService) ChargeStatus(ctx context.Context, clientReference string) (*DirectDebitTransaction, error) {
+	if err := required("clientReference", clientReference); err != nil {
+		return nil, err
+	}
+	path := pathf("/v1/payments/direct-debit/status/%s", clientReference)
+	return statusCheck[DirectDebitTransaction](ctx, s.client, path, nil)
+}

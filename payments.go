@@ -1,4 +1,524 @@
 package billing
 
-// PaymentsService takes money in: hosted checkout sessions and the mobile-money prompt (SPEC "Hosted checkout", "Direct receive").
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PaymentsService takes money in: hosted checkout sessions and the mobile-money prompt
+// (SPEC "Hosted checkout", "Direct receive").
 type PaymentsService service
+
+// Provider is a mobile-money network of direct receive and direct send.
+type Provider string
+
+// The mobile-money providers. MPESA receives but does not send.
+const (
+	ProviderMTN        Provider = "MTN"
+	ProviderTelecel    Provider = "TELECEL"
+	ProviderAirtelTigo Provider = "AIRTELTIGO"
+	ProviderMPESA      Provider = "MPESA"
+)
+
+var (
+	receiveProviders = []Provider{ProviderMTN, ProviderTelecel, ProviderAirtelTigo, ProviderMPESA}
+	sendProviders    = []Provider{ProviderMTN, ProviderTelecel, ProviderAirtelTigo}
+)
+
+// PaymentStatus is the state of a checkout payment.
+type PaymentStatus string
+
+// The checkout payment states. A session starts PENDING and ends SUCCEEDED when the payer
+// pays, or FAILED when the card or mobile-money payment is declined.
+const (
+	PaymentStatusPending   PaymentStatus = "PENDING"
+	PaymentStatusSucceeded PaymentStatus = "SUCCEEDED"
+	PaymentStatusFailed    PaymentStatus = "FAILED"
+)
+
+// PaymentMethod is how a checkout payment was paid.
+type PaymentMethod string
+
+// The payment methods of the hosted checkout page.
+const (
+	PaymentMethodMobileMoney  PaymentMethod = "MOBILE_MONEY"
+	PaymentMethodCard         PaymentMethod = "CARD"
+	PaymentMethodBankTransfer PaymentMethod = "BANK_TRANSFER"
+)
+
+// PaymentEnvironment says whether a payment is real money (LIVE) or test mode (TEST).
+type PaymentEnvironment string
+
+// The environments of a payment.
+const (
+	PaymentEnvironmentLive PaymentEnvironment = "LIVE"
+	PaymentEnvironmentTest PaymentEnvironment = "TEST"
+)
+
+// Payment is a checkout payment record: created PENDING with the CheckoutURL to send the
+// payer to, then resolved with the method, fee, net and payment details.
+type Payment struct {
+	ID          string             `json:"id"`
+	Reference   string             `json:"reference"`
+	Status      PaymentStatus      `json:"status"`
+	Environment PaymentEnvironment `json:"environment,omitempty"`
+	// Method is empty until the payment is made.
+	Method   PaymentMethod `json:"method,omitempty"`
+	Amount   int64         `json:"amount"`
+	Currency string        `json:"currency"`
+	// Fee is the platform fee and Net the amount minus the fee, in minor units.
+	Fee         int64    `json:"fee"`
+	Net         int64    `json:"net"`
+	Description string   `json:"description,omitempty"`
+	Metadata    Metadata `json:"metadata,omitempty"`
+	// FailureCode and FailureMessage say why a FAILED payment failed.
+	FailureCode    string          `json:"failureCode,omitempty"`
+	FailureMessage string          `json:"failureMessage,omitempty"`
+	PaidAt         time.Time       `json:"paidAt,omitzero"`
+	CreatedAt      time.Time       `json:"createdAt,omitzero"`
+	UpdatedAt      time.Time       `json:"updatedAt,omitzero"`
+	Customer       PaymentCustomer `json:"customer,omitzero"`
+	// Refunds are kept as the service sent them: the spec does not show their fields.
+	Refunds []json.RawMessage `json:"refunds,omitempty"`
+	// CheckoutURL is where to send the payer, on a new session.
+	CheckoutURL string `json:"checkoutUrl,omitempty"`
+	// MobileMoneyDetail is set after a mobile-money payment, CardDetail after a card one.
+	MobileMoneyDetail MobileMoneyDetail `json:"mobileMoneyDetail,omitzero"`
+	CardDetail        CardDetail        `json:"cardDetail,omitzero"`
+}
+
+// IsPending reports whether the payer has not paid yet.
+func (p *Payment) IsPending() bool { return p.Status == PaymentStatusPending }
+
+// IsFinal reports whether the payment has its final state, SUCCEEDED or FAILED.
+func (p *Payment) IsFinal() bool {
+	return p.Status == PaymentStatusSucceeded || p.Status == PaymentStatusFailed
+}
+
+// Succeeded reports whether the payment was paid: fulfil the order.
+func (p *Payment) Succeeded() bool { return p.Status == PaymentStatusSucceeded }
+
+// PaymentCustomer is the payer of a checkout payment.
+type PaymentCustomer struct {
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
+	Phone string `json:"phone,omitempty"`
+}
+
+// MobileMoneyDetail describes the wallet a checkout payment was paid from.
+type MobileMoneyDetail struct {
+	Network     string `json:"network,omitempty"`
+	Phone       string `json:"phone,omitempty"`
+	ExternalRef string `json:"externalRef,omitempty"`
+}
+
+// CardDetail describes the card a checkout payment was paid with.
+type CardDetail struct {
+	Brand string `json:"brand,omitempty"`
+	Last4 string `json:"last4,omitempty"`
+}
+
+// CheckoutCustomer names the payer of a checkout session. Name and Email are required
+// when a customer is given.
+type CheckoutCustomer struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	// Phone is optional; it is normalised to international form ("233241234567").
+	Phone string `json:"phone,omitempty"`
+}
+
+// CheckoutParams creates a hosted checkout session. Amount is required.
+type CheckoutParams struct {
+	// Amount in minor units (5000 is 50.00), positive.
+	Amount int64 `json:"amount"`
+	// Currency is an ISO 4217 code; the service defaults it to GHS.
+	Currency string `json:"currency,omitempty"`
+	// Description is shown to the payer; at most 255 characters.
+	Description string `json:"description,omitempty"`
+	// Customer is optional but recommended.
+	Customer CheckoutCustomer `json:"customer,omitzero"`
+	Metadata Metadata         `json:"metadata,omitzero"`
+	// ClientReference is an optional merchant reference for the session (alphanumeric,
+	// at most 36), sent as metadata.clientReference and named in ErrOutcomeUnknown.
+	ClientReference string `json:"-"`
+	// ReturnURL is where the payer is sent back after paying, sent as metadata.returnUrl.
+	ReturnURL string `json:"-"`
+}
+
+func (p *CheckoutParams) validate() error {
+	if p == nil {
+		return invalid("params", "are required")
+	}
+	errs := []error{
+		positiveAmount("amount", p.Amount),
+		currencyCode("currency", p.Currency),
+		maxLength("description", p.Description, 255),
+		p.Metadata.validate("metadata"),
+		optionalClientReference("metadata.clientReference", p.ClientReference),
+		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
+		absoluteURL("metadata.returnUrl", p.ReturnURL),
+		metadataKey(p.Metadata, "returnUrl", p.ReturnURL, "ReturnURL"),
+	}
+	if p.Customer != (CheckoutCustomer{}) {
+		errs = append(errs,
+			required("customer.name", p.Customer.Name),
+			required("customer.email", p.Customer.Email),
+			emailShape("customer.email", p.Customer.Email),
+		)
+	}
+	return firstError(errs...)
+}
+
+// CreateCheckout creates a hosted checkout session and returns the PENDING payment with
+// the CheckoutURL to send the payer to (redirect, iframe or modal). The outcome arrives by
+// the payment.succeeded webhook, or through Get.
+//
+// It is a money movement: it is never re-sent once it may have reached the service, and
+// an ambiguous failure returns an error matching ErrOutcomeUnknown. A session that nobody
+// was sent to moves no money, so after such an error create a new one.
+func (s *PaymentsService) CreateCheckout(ctx context.Context, p *CheckoutParams) (*Payment, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	body := *p
+	body.Currency = strings.ToUpper(body.Currency)
+	if err := optionalPhone("customer.phone", &body.Customer.Phone); err != nil {
+		return nil, err
+	}
+	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
+	body.Metadata = withMetadata(body.Metadata, "returnUrl", p.ReturnURL)
+	return send[Payment](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments", &body, p.ClientReference, false))
+}
+
+// Get returns the checkout payment with the given reference: its status and, once paid,
+// the method, fee, net, paidAt and payment details.
+func (s *PaymentsService) Get(ctx context.Context, reference string) (*Payment, error) {
+	if err := required("reference", reference); err != nil {
+		return nil, err
+	}
+	o := newOp(http.MethodGet, pathf("/v1/payments/%s", reference))
+	o.auth = authBasic
+	return send[Payment](ctx, s.client, o)
+}
+
+// ReceiveParams prompts a customer to approve a mobile-money debit on their phone.
+// Amount, Phone, Provider, Description and ClientReference are required.
+type ReceiveParams struct {
+	// Amount in minor units, positive.
+	Amount int64 `json:"amount"`
+	// Currency is an ISO 4217 code; the service defaults it to GHS.
+	Currency string `json:"currency,omitempty"`
+	// Phone is the wallet to debit, in international form; it is normalised
+	// ("+233 24 123 4567" is sent as "233241234567").
+	Phone    string   `json:"phone"`
+	Provider Provider `json:"provider"`
+	// Description is shown on the handset.
+	Description string   `json:"description"`
+	CustomerID  string   `json:"customerId,omitempty"`
+	Metadata    Metadata `json:"metadata,omitzero"`
+	// ClientReference is the merchant's unique reference (alphanumeric, at most 36),
+	// sent as metadata.clientReference. It is the key of the status check, and the only
+	// way to resolve an unknown outcome, so it is required.
+	ClientReference string `json:"-"`
+	// CallbackURL receives the final state (the spec's "callback URL given in the
+	// request"); it is sent as callbackUrl.
+	CallbackURL string `json:"callbackUrl,omitempty"`
+}
+
+func (p *ReceiveParams) validate() error {
+	if p == nil {
+		return invalid("params", "are required")
+	}
+	return firstError(
+		positiveAmount("amount", p.Amount),
+		currencyCode("currency", p.Currency),
+		required("phone", p.Phone),
+		requiredOneOf("provider", p.Provider, receiveProviders...),
+		required("description", p.Description),
+		clientReference("metadata.clientReference", p.ClientReference),
+		absoluteURL("callbackUrl", p.CallbackURL),
+		p.Metadata.validate("metadata"),
+		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
+	)
+}
+
+// DirectReceive is the service's acceptance of a mobile-money prompt. Its Status is
+// always PROCESSING: the final state arrives by callback or through ReceiveStatus.
+type DirectReceive struct {
+	ID          string    `json:"id"`
+	Reference   string    `json:"reference"`
+	Status      string    `json:"status"`
+	Amount      int64     `json:"amount"`
+	Currency    string    `json:"currency"`
+	Phone       string    `json:"phone"`
+	Provider    Provider  `json:"provider"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"createdAt,omitzero"`
+}
+
+// Receive prompts the customer's phone to approve a mobile-money debit. The answer only
+// says the prompt was accepted; the final state arrives at CallbackURL, or through
+// ReceiveStatus with the client reference.
+//
+// It is never re-sent once it may have reached the service: an ambiguous failure returns
+// an error matching ErrOutcomeUnknown that carries the client reference.
+func (s *PaymentsService) Receive(ctx context.Context, p *ReceiveParams) (*DirectReceive, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	body := *p
+	body.Currency = strings.ToUpper(body.Currency)
+	phone, err := normalizePhone("phone", p.Phone)
+	if err != nil {
+		return nil, err
+	}
+	body.Phone = phone
+	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
+	return send[DirectReceive](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/receive", &body, p.ClientReference, true))
+}
+
+// CollectionStatus is the state of a receive or a direct-debit charge in its status check.
+type CollectionStatus string
+
+// The collection states. Unpaid alone does not say final: see ReceiveTransaction.IsFinal.
+const (
+	CollectionStatusPaid   CollectionStatus = "Paid"
+	CollectionStatusUnpaid CollectionStatus = "Unpaid"
+)
+
+// ReceiveTransaction is the status check of a mobile-money receive. ResponseCode describes
+// the transaction: 0000 with Paid when paid, 0001 while pending, a failure code such as
+// 2001 once it failed.
+type ReceiveTransaction struct {
+	StatusResponse
+
+	Date   time.Time        `json:"date,omitzero"`
+	Status CollectionStatus `json:"status"`
+	// TransactionID is the service's id; ExternalTransactionID the network's, empty
+	// while unpaid.
+	TransactionID         string `json:"transactionId"`
+	ExternalTransactionID string `json:"externalTransactionId,omitempty"`
+	PaymentMethod         string `json:"paymentMethod,omitempty"`
+	ClientReference       string `json:"clientReference"`
+	CurrencyCode          string `json:"currencyCode,omitempty"`
+	// Amount, Charges and AmountAfterCharges are in minor units.
+	Amount             int64 `json:"amount"`
+	Charges            int64 `json:"charges"`
+	AmountAfterCharges int64 `json:"amountAfterCharges"`
+	// IsFulfilled is true once paid.
+	IsFulfilled bool `json:"isFulfilled"`
+}
+
+// UnmarshalJSON reads the transaction, accepting the date in ISO 8601 or in the
+// "YYYY-MM-DD HH:MM:SS" UTC form.
+func (t *ReceiveTransaction) UnmarshalJSON(b []byte) error {
+	type fields ReceiveTransaction
+	return json.Unmarshal(b, &struct {
+		*fields
+		Date *serviceTime `json:"date"`
+	}{(*fields)(t), (*serviceTime)(&t.Date)})
+}
+
+// Succeeded reports whether the customer paid: fulfil the order.
+func (t *ReceiveTransaction) Succeeded() bool { return t.Status == CollectionStatusPaid }
+
+// IsFinal reports whether the transaction has its final state: paid, or unpaid under a
+// failure code. Unpaid under 0000 or 0001 is still pending.
+func (t *ReceiveTransaction) IsFinal() bool {
+	return collectionFinal(t.Status, t.ResponseCode)
+}
+
+// IsPending reports whether the final state is still to come.
+func (t *ReceiveTransaction) IsPending() bool { return !t.IsFinal() }
+
+func collectionFinal(status CollectionStatus, code ResponseCode) bool {
+	return status == CollectionStatusPaid || (status == CollectionStatusUnpaid && code.IsFailure())
+}
+
+// ReceiveStatus asks for the state of a receive by its client reference: the fallback
+// when no callback has arrived five minutes after Receive, and the way to resolve
+// ErrOutcomeUnknown. ErrNotFound means the service never recorded the receive.
+//
+// A failed transaction is a result here, not an error: check IsFinal and Succeeded.
+func (s *PaymentsService) ReceiveStatus(ctx context.Context, clientReference string) (*ReceiveTransaction, error) {
+	if err := required("clientReference", clientReference); err != nil {
+		return nil, err
+	}
+	return statusCheck[ReceiveTransaction](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
+}
+
+// moneyOp is a money movement: client credentials only, never re-sent once it may have
+// reached the service, and named by its client reference in ErrOutcomeUnknown.
+func moneyOp(method, path string, body any, clientReference string, ipRestricted bool) *op {
+	return &op{
+		method: method, path: path, body: body, auth: authBasic, retry: retryMoney,
+		ipRestricted: ipRestricted, clientReference: clientReference,
+	}
+}
+
+// StatusResponse is what the envelope of a status check says about the transaction:
+// its response code (0000 done, 0001 pending, a failure code once failed) and message.
+// Every status-check result embeds it.
+type StatusResponse struct {
+	ResponseCode ResponseCode `json:"-"`
+	Message      string       `json:"-"`
+}
+
+func (r *StatusResponse) statusResponse() *StatusResponse { return r }
+
+// statusCheck runs the status check of a money movement. The response code describes the
+// transaction, so it is part of the result, not an error.
+func statusCheck[T any, PT interface {
+	*T
+	statusResponse() *StatusResponse
+}](ctx context.Context, c *Client, path string, query any) (*T, error) {
+	o := newOp(http.MethodGet, path)
+	o.auth, o.codeIsData, o.query = authBasic, true, query
+	env := new(envelope[T])
+	if err := c.do(ctx, o, env); err != nil {
+		return nil, err
+	}
+	r := PT(&env.Data).statusResponse()
+	r.ResponseCode, r.Message = env.code(), env.Message
+	return &env.Data, nil
+}
+
+// serviceTime reads the timestamps of the status checks: ISO 8601, or the
+// "YYYY-MM-DD HH:MM:SS" UTC form of send and send-to-bank (SPEC "Conventions").
+type serviceTime time.Time
+
+func (t *serviceTime) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" || s == `""` {
+		return nil
+	}
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return fmt.Errorf("billing: timestamp %s is not a string", s)
+	}
+	s = s[1 : len(s)-1]
+	for _, layout := range []string{time.RFC3339Nano, time.DateTime} {
+		if v, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			*t = serviceTime(v.UTC())
+			return nil
+		}
+	}
+	return fmt.Errorf("billing: timestamp %q is neither ISO 8601 nor YYYY-MM-DD HH:MM:SS", s)
+}
+
+// withMetadata returns m with key set to v, as a copy; the caller's map is never changed.
+// An empty v leaves m as it is.
+func withMetadata(m Metadata, key, v string) Metadata {
+	if v == "" {
+		return m
+	}
+	out := make(Metadata, len(m)+1)
+	for k, x := range m {
+		out[k] = x
+	}
+	out[key] = v
+	return out
+}
+
+// metadataKey refuses a metadata key that contradicts the params field that sets it.
+func metadataKey(m Metadata, key, v, fieldName string) error {
+	x, ok := m[key]
+	if !ok || v == "" || x == v {
+		return nil
+	}
+	return invalid("metadata."+key, "contradicts "+fieldName+": set "+fieldName+" only")
+}
+
+func positiveAmount(field string, v int64) error {
+	if v <= 0 {
+		return invalid(field, "must be a positive integer in minor units (5000 is 50.00)")
+	}
+	return nil
+}
+
+func positiveDecimal(field string, v DecimalAmount) error {
+	if v <= 0 {
+		return invalid(field, "must be a positive amount (DecimalAmount(1050) is 10.50)")
+	}
+	return nil
+}
+
+// currencyCode checks an optional ISO 4217 code, in either case.
+func currencyCode(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	if len(v) != 3 || !isLetters(v) {
+		return invalid(field, "must be a three-letter ISO 4217 code like GHS")
+	}
+	return nil
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// clientReference checks a required merchant reference: alphanumeric, at most 36.
+func clientReference(field, v string) error {
+	if v == "" {
+		return invalid(field, "is required: it is the key of the status check")
+	}
+	return optionalClientReference(field, v)
+}
+
+func optionalClientReference(field, v string) error {
+	if len(v) > 36 {
+		return invalid(field, "must be at most 36 characters")
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if (c < '0' || c > '9') && (c|0x20 < 'a' || c|0x20 > 'z') {
+			return invalid(field, "must be letters and digits only")
+		}
+	}
+	return nil
+}
+
+// requiredOneOf checks a required enum value.
+func requiredOneOf[T ~string](field string, v T, allowed ...T) error {
+	if v == "" {
+		return invalid(field, "is required")
+	}
+	return oneOf(field, v, allowed...)
+}
+
+// absoluteURL checks an optional http or https URL.
+func absoluteURL(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return invalid(field, "must be an absolute http or https URL")
+	}
+	return nil
+}
+
+func requiredURL(field, v string) error {
+	return firstError(required(field, v), absoluteURL(field, v))
+}
+
+// optionalPhone normalises an optional phone number in place to its international digits.
+func optionalPhone(field string, phone *string) error {
+	if *phone == "" {
+		return nil
+	}
+	digits, err := normalizePhone(field, *phone)
+	*phone = digits
+	return err
+}
