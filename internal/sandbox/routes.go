@@ -20,6 +20,7 @@ type route struct {
 var routeGroups = []func(*Server) []route{
 	customerRoutes,
 	productRoutes,
+	subscriptionRoutes,
 	creditRoutes,
 	meterRoutes,
 	controlRoutes,

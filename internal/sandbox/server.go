@@ -144,11 +144,12 @@ type Server struct {
 
 	deliveries deliveries // every callback and webhook attempt
 
-	mu        sync.Mutex // guards the resource state below; held briefly by handlers and tasks
-	customers customerStore
-	products  productStore
-	credits   creditStore
-	meters    meterStore
+	mu            sync.Mutex // guards the resource state below; held briefly by handlers and tasks
+	customers     customerStore
+	products      productStore
+	subscriptions subscriptionStore
+	credits       creditStore
+	meters        meterStore
 }
 
 // New returns a sandbox configured by cfg, its zero fields set to the defaults.
