@@ -21,6 +21,7 @@ var routeGroups = []func(*Server) []route{
 	customerRoutes,
 	productRoutes,
 	subscriptionRoutes,
+	licenseRoutes,
 	creditRoutes,
 	meterRoutes,
 	controlRoutes,

@@ -148,6 +148,7 @@ type Server struct {
 	customers     customerStore
 	products      productStore
 	subscriptions subscriptionStore
+	licenses      licenseStore
 	credits       creditStore
 	meters        meterStore
 }
