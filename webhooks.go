@@ -74,44 +74,12 @@ type CheckoutEvent struct {
 	// ID is the event id (evt_ prefix), when the variant carries one.
 	ID string `json:"id,omitempty"`
 	// Event is EventKindPaymentSucceeded.
-	Event       EventKind         `json:"event"`
-	Environment string            `json:"environment,omitempty"`
-	CreatedAt   time.Time         `json:"createdAt,omitzero"`
-	Data        CheckoutEventData `json:"data"`
-}
-
-// CheckoutEventData is the payment a CheckoutEvent reports. Amounts are integer minor
-// units (5000 is 50.00).
-type CheckoutEventData struct {
-	ID                string                   `json:"id"`
-	Reference         string                   `json:"reference"`
-	Status            string                   `json:"status"`
-	Environment       string                   `json:"environment,omitempty"`
-	Method            string                   `json:"method,omitempty"`
-	Amount            int64                    `json:"amount"`
-	Currency          string                   `json:"currency"`
-	Fee               int64                    `json:"fee"`
-	Net               int64                    `json:"net"`
-	Description       string                   `json:"description,omitempty"`
-	Metadata          Metadata                 `json:"metadata,omitempty"`
-	PaidAt            time.Time                `json:"paidAt,omitzero"`
-	Customer          CheckoutEventCustomer    `json:"customer,omitzero"`
-	MobileMoneyDetail CheckoutEventMobileMoney `json:"mobileMoneyDetail,omitzero"`
-}
-
-// CheckoutEventCustomer is the payer of a checkout payment.
-type CheckoutEventCustomer struct {
-	ID    string `json:"id,omitempty"`
-	Name  string `json:"name,omitempty"`
-	Email string `json:"email,omitempty"`
-	Phone string `json:"phone,omitempty"`
-}
-
-// CheckoutEventMobileMoney says how a checkout payment was made by mobile money.
-type CheckoutEventMobileMoney struct {
-	Network     string `json:"network,omitempty"`
-	Phone       string `json:"phone,omitempty"`
-	ExternalRef string `json:"externalRef,omitempty"`
+	Event       EventKind          `json:"event"`
+	Environment PaymentEnvironment `json:"environment,omitempty"`
+	CreatedAt   time.Time          `json:"createdAt,omitzero"`
+	// Data is the payment, SUCCEEDED, with its method, fee, net, paidAt, customer and
+	// payment details. Amounts are integer minor units (5000 is 50.00).
+	Data Payment `json:"data"`
 }
 
 // Kind returns EventKindPaymentSucceeded.
@@ -124,9 +92,9 @@ func (e *CheckoutEvent) Reference() string { return e.Data.Reference }
 // EventPending otherwise.
 func (e *CheckoutEvent) State() EventState {
 	switch e.Data.Status {
-	case "SUCCEEDED":
+	case PaymentStatusSucceeded:
 		return EventSucceeded
-	case "FAILED":
+	case PaymentStatusFailed:
 		return EventFailed
 	}
 	return EventPending
@@ -254,12 +222,12 @@ func (c *PayoutCallback) Code() ResponseCode { return c.ResponseCode }
 // MandateCallback is sent when the customer authorises a direct-debit mandate (SPEC
 // "Mandate callback"), to the callbackUrl given at initiation or reactivation.
 type MandateCallback struct {
-	CustomerMsisdn   string `json:"CustomerMsisdn"`
-	VerificationType string `json:"VerificationType"`
+	CustomerMsisdn   string           `json:"CustomerMsisdn"`
+	VerificationType VerificationType `json:"VerificationType"`
 	// PreapprovalStatus is APPROVED once authorised; the spec also names ACTIVE.
-	PreapprovalStatus    string `json:"PreapprovalStatus"`
-	ServicePreapprovalID string `json:"ServicePreapprovalId"`
-	ClientReferenceID    string `json:"ClientReferenceId"`
+	PreapprovalStatus    MandateStatus `json:"PreapprovalStatus"`
+	ServicePreapprovalID string        `json:"ServicePreapprovalId"`
+	ClientReferenceID    string        `json:"ClientReferenceId"`
 	// CreatedAt is kept as the service wrote it; the spec does not fix its format.
 	CreatedAt string `json:"CreatedAt"`
 }
@@ -277,12 +245,16 @@ func (c *MandateCallback) State() EventState { return mandateState(c.Preapproval
 // Code returns "": the mandate callback carries no response code.
 func (*MandateCallback) Code() ResponseCode { return "" }
 
+// mandateStatusActive is named by the spec as a status the mandate callback notifies,
+// beside APPROVED; it means the same.
+const mandateStatusActive MandateStatus = "ACTIVE"
+
 // mandateState maps a preapprovalStatus to the state it reports.
-func mandateState(status string) EventState {
+func mandateState(status MandateStatus) EventState {
 	switch status {
-	case "APPROVED", "ACTIVE":
+	case MandateStatusApproved, mandateStatusActive:
 		return EventSucceeded
-	case "PENDING":
+	case MandateStatusPending:
 		return EventPending
 	}
 	return EventFailed
@@ -346,7 +318,7 @@ func (c *PayoutCallback) missing() string {
 }
 
 func (c *MandateCallback) missing() string {
-	return firstMissing("PreapprovalStatus", c.PreapprovalStatus, "ClientReferenceId", c.ClientReferenceID)
+	return firstMissing("PreapprovalStatus", string(c.PreapprovalStatus), "ClientReferenceId", c.ClientReferenceID)
 }
 
 // firstMissing takes pairs of field name and value and returns the name of the first

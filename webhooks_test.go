@@ -66,7 +66,8 @@ func TestParseEventRecognisesEveryShape(t *testing.T) {
 func TestParseEventCheckoutVariants(t *testing.T) {
 	full := parseFixture(t, "payment_succeeded.json").(*CheckoutEvent)
 	assert.Equal(t, "evt_5f0c1a2b3c4d5e6f7a8b9c0d", full.ID)
-	assert.Equal(t, "TEST", full.Environment)
+	assert.Equal(t, PaymentEnvironmentTest, full.Environment)
+	assert.Equal(t, PaymentMethodMobileMoney, full.Data.Method)
 	assert.Equal(t, time.Date(2025, 1, 1, 10, 15, 30, 0, time.UTC), full.CreatedAt)
 	assert.Equal(t, int64(5000), full.Data.Amount, "checkout amounts are integer minor units")
 	assert.Equal(t, int64(98), full.Data.Fee)
@@ -117,7 +118,7 @@ func TestParseEventCallbackDetails(t *testing.T) {
 
 	mandate := parseFixture(t, "mandate_approved.json").(*MandateCallback)
 	assert.Equal(t, "233241234567", mandate.CustomerMsisdn)
-	assert.Equal(t, "USSD", mandate.VerificationType)
+	assert.Equal(t, VerificationTypeUSSD, mandate.VerificationType)
 	assert.Equal(t, "b7a3c1d2e4f5061728394a5b6c7d8e9f", mandate.ServicePreapprovalID)
 
 	trial := parseFixture(t, "subscription_trial.json").(*SubscriptionTrialEvent)

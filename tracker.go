@@ -1,0 +1,523 @@
+package billing
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Kind is the kind of money movement a Tracker awaits.
+type Kind string
+
+// The money movements a Tracker resolves, each with its status check.
+const (
+	// KindReceive is a mobile-money prompt (Payments.Receive; Payments.ReceiveStatus).
+	KindReceive Kind = "receive"
+	// KindSend is a mobile-money payout (Payouts.Send; Payouts.SendStatus).
+	KindSend Kind = "send"
+	// KindBankTransfer is a send-to-bank payout (Payouts.SendToBank;
+	// Payouts.BankTransferStatus, from the client's disbursement account).
+	KindBankTransfer Kind = "bank_transfer"
+	// KindDirectDebit is a charge under a mandate (Mandates.Charge; Mandates.ChargeStatus).
+	KindDirectDebit Kind = "direct_debit"
+	// KindMandate is a mandate awaiting approval (Mandates.Create or Reactivate;
+	// Mandates.Status), keyed by its clientReferenceId.
+	KindMandate Kind = "mandate"
+)
+
+// callbackKind is the event kind whose callbacks report a movement of kind k: the
+// callbacks of receive and direct debit share one shape, as do those of send and
+// send-to-bank.
+func (k Kind) callbackKind() (EventKind, bool) {
+	switch k {
+	case KindReceive, KindDirectDebit:
+		return EventKindTransaction, true
+	case KindSend, KindBankTransfer:
+		return EventKindPayout, true
+	case KindMandate:
+		return EventKindMandate, true
+	}
+	return "", false
+}
+
+// OutcomeSource says how a Tracker learned an outcome.
+type OutcomeSource string
+
+// The sources of an outcome.
+const (
+	// SourceCallback: the callback delivered to the Tracker.
+	SourceCallback OutcomeSource = "callback"
+	// SourceStatusCheck: the status check, after no callback came in time.
+	SourceStatusCheck OutcomeSource = "status_check"
+)
+
+// Outcome is what a Tracker knows of a money movement.
+type Outcome struct {
+	Kind            Kind
+	ClientReference string
+	// State is EventSucceeded or EventFailed once final, EventPending otherwise.
+	State EventState
+	// Code is the response code of the callback or the status check; empty for a
+	// mandate, whose messages carry none.
+	Code ResponseCode
+	// TransactionID is the service's id of the transaction (the servicePreApprovalId of
+	// a mandate); ExternalTransactionID is the network's, when there is one.
+	TransactionID         string
+	ExternalTransactionID string
+	// Amount and Charges are in minor units (5000 is 50.00), whichever unit the wire
+	// used. A failure callback may report Amount 0.
+	Amount  int64
+	Charges int64
+	// Source says where the outcome came from; empty when nothing was learned at all
+	// (no callback, and no status check has answered yet).
+	Source OutcomeSource
+	// Event is the callback when Source is SourceCallback.
+	Event Event
+	// At is when the Tracker learned the outcome, by its clock.
+	At time.Time
+}
+
+// Succeeded reports whether the money moved (or the mandate was approved): fulfil the
+// order.
+func (o *Outcome) Succeeded() bool { return o.State == EventSucceeded }
+
+// Failed reports whether the movement failed finally: nothing moved.
+func (o *Outcome) Failed() bool { return o.State == EventFailed }
+
+// IsFinal reports whether the outcome is final, succeeded or failed.
+func (o *Outcome) IsFinal() bool { return o.State == EventSucceeded || o.State == EventFailed }
+
+// IsPending reports whether the final state is still unknown. A pending outcome is not a
+// failure: the money may still move.
+func (o *Outcome) IsPending() bool { return !o.IsFinal() }
+
+// ErrStillPending is matched (errors.Is) by the error of an Await that ended without a
+// final state: its context ended, or the status check still said pending when the
+// give-up limit came. The outcome returned beside it says what is known. Do not treat it
+// as a failure: the money may still move. Await again later.
+var ErrStillPending = errors.New("billing: outcome still pending")
+
+// Clock tells a Tracker the time and wakes it. Tests give a fake one so that minutes of
+// waiting take no time; the default is the wall clock.
+type Clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has passed.
+	After(d time.Duration) <-chan time.Time
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                         { return time.Now() }
+func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Defaults of TrackerOptions.
+const (
+	DefaultCallbackWait    = 5 * time.Minute
+	DefaultPollInterval    = 15 * time.Second
+	DefaultMaxPollInterval = 2 * time.Minute
+	DefaultGiveUpAfter     = time.Hour
+	DefaultRetention       = time.Hour
+	DefaultMaxTracked      = 100_000
+)
+
+// TrackerOptions configures a Tracker. Zero fields take the defaults.
+type TrackerOptions struct {
+	// CallbackWait is how long to wait for the callback, from the first Await of a
+	// reference, before asking the status check (SPEC: 5 minutes).
+	CallbackWait time.Duration
+	// PollInterval is the first pause between status checks that say pending; each
+	// pause doubles, up to MaxPollInterval.
+	PollInterval    time.Duration
+	MaxPollInterval time.Duration
+	// GiveUpAfter bounds the polling: after CallbackWait plus GiveUpAfter, Await returns
+	// the pending outcome with ErrStillPending.
+	GiveUpAfter time.Duration
+	// Retention is how long a reference nobody awaits is remembered (its outcome, or its
+	// start), so that an Await after the callback, or a second Await, still finds it.
+	Retention time.Duration
+	// MaxTracked caps the references remembered; beyond it the ones idle longest are
+	// forgotten first. References being awaited are never forgotten.
+	MaxTracked int
+	// Clock is the time source; nil is the wall clock.
+	Clock Clock
+	// Logger receives the Tracker's logs: contradictory callbacks and failing status
+	// checks. Nil is silent.
+	Logger *slog.Logger
+}
+
+func (o TrackerOptions) withDefaults() TrackerOptions {
+	set := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	set(&o.CallbackWait, DefaultCallbackWait)
+	set(&o.PollInterval, DefaultPollInterval)
+	set(&o.MaxPollInterval, DefaultMaxPollInterval)
+	set(&o.GiveUpAfter, DefaultGiveUpAfter)
+	set(&o.Retention, DefaultRetention)
+	o.MaxPollInterval = max(o.MaxPollInterval, o.PollInterval)
+	if o.MaxTracked <= 0 {
+		o.MaxTracked = DefaultMaxTracked
+	}
+	if o.Clock == nil {
+		o.Clock = wallClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Tracker resolves the final state of money movements the way the spec asks: it waits
+// for the callback, and if none has arrived CallbackWait after the movement started, it
+// polls the status check with backoff. Feed it callbacks with Deliver, or mount Handler
+// at the callback URL. It is safe for concurrent use by many goroutines.
+//
+// A success is never downgraded: a failure reported later for the same reference (a
+// stale or forged callback, a late status check) does not change it. A callback that
+// arrives before Await is kept.
+type Tracker struct {
+	client *Client
+	opts   TrackerOptions
+
+	mu      sync.Mutex
+	entries map[trackKey]*tracked
+	idle    *list.List // of *tracked nobody awaits, longest idle first
+}
+
+// trackKey names a movement as its callbacks do: the shape of the callback and the
+// client reference.
+type trackKey struct {
+	callback  EventKind
+	reference string
+}
+
+// tracked is the Tracker's memory of one reference.
+type tracked struct {
+	key     trackKey
+	started time.Time     // the first Await, or the callback that came first
+	outcome *Outcome      // the final outcome; nil until known
+	done    chan struct{} // closed when outcome is set
+	waiters int
+	idleAt  time.Time
+	idleEl  *list.Element // in Tracker.idle while waiters == 0
+}
+
+// NewTracker returns a Tracker that asks c's status checks. c needs client credentials,
+// and a disbursement account (WithDisbursementAccount) to check bank transfers.
+func NewTracker(c *Client, opts TrackerOptions) *Tracker {
+	return &Tracker{
+		client:  c,
+		opts:    opts.withDefaults(),
+		entries: make(map[trackKey]*tracked),
+		idle:    list.New(),
+	}
+}
+
+// Await returns the outcome of the money movement of the given kind and client
+// reference. It returns as soon as the callback arrives (or at once if it already has).
+// If none has arrived CallbackWait after the first Await of the reference, it asks the
+// status check, then again with growing pauses, until a final state, the end of ctx, or
+// the give-up limit.
+//
+// The error is nil exactly when the outcome is final. Without a final state Await
+// returns what it knows, State EventPending, with an error matching ErrStillPending (and
+// ctx's error, or the last status check's). It never reports a failure it did not learn.
+// A status check the service refuses (bad credentials, a missing disbursement account)
+// ends Await with that error.
+//
+// To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
+func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
+	callback, ok := kind.callbackKind()
+	if !ok {
+		return nil, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
+	}
+	if err := required("clientReference", clientReference); err != nil {
+		return nil, err
+	}
+	e := t.join(trackKey{callback, clientReference})
+	defer t.leave(e)
+
+	pending := &Outcome{Kind: kind, ClientReference: clientReference, State: EventPending}
+	stillPending := func() (*Outcome, error) {
+		return pending, fmt.Errorf("%w: %w", ErrStillPending, ctx.Err())
+	}
+	giveUp := e.started.Add(t.opts.CallbackWait + t.opts.GiveUpAfter)
+	wait := e.started.Add(t.opts.CallbackWait).Sub(t.opts.Clock.Now())
+	interval := t.opts.PollInterval
+	var lastErr error
+	for {
+		if o := t.final(e, kind); o != nil {
+			return o, nil
+		}
+		if wait > 0 {
+			select {
+			case <-e.done:
+				continue
+			case <-ctx.Done():
+				if o := t.final(e, kind); o != nil {
+					return o, nil
+				}
+				return stillPending()
+			case <-t.opts.Clock.After(wait):
+			}
+		}
+		o, err := statusOutcome(ctx, t.client, kind, clientReference)
+		switch {
+		case err == nil && o.IsFinal():
+			o.At = t.opts.Clock.Now()
+			t.resolve(e.key, o)
+			continue // the final outcome, or a callback's success that came meanwhile
+		case err == nil:
+			o.At = t.opts.Clock.Now()
+			pending, lastErr = o, nil
+		case ctx.Err() != nil:
+			return stillPending()
+		case !worthPollingAgain(err):
+			return pending, err
+		default:
+			lastErr = err
+			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing status check failed; polling again",
+				slog.String("kind", string(kind)), slog.String("clientReference", clientReference), slog.String("error", err.Error()))
+		}
+		left := giveUp.Sub(t.opts.Clock.Now())
+		if left <= 0 {
+			if lastErr != nil {
+				return pending, fmt.Errorf("%w at the give-up limit; last status check: %w", ErrStillPending, lastErr)
+			}
+			return pending, fmt.Errorf("%w at the give-up limit", ErrStillPending)
+		}
+		wait = min(jitter(interval), left)
+		interval = min(2*interval, t.opts.MaxPollInterval)
+	}
+}
+
+// jitter spreads the pauses of many Awaits over [3/4·d, d], so they do not poll in step.
+func jitter(d time.Duration) time.Duration {
+	return d - rand.N(d/4+1)
+}
+
+// worthPollingAgain reports whether another status check may answer differently: not
+// after invalid input or a refusal of the credentials, yes after a transport failure, a
+// 5xx, a 429, or a 404 (the movement may not be recorded yet).
+func worthPollingAgain(err error) bool {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return false
+	}
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		s := apiErr.StatusCode
+		return s == http.StatusNotFound || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500
+	}
+	return true
+}
+
+// Deliver gives the Tracker a parsed callback. Callbacks of transactions, payouts and
+// mandates in a final state resolve the matching Awaits, now or later; pending ones and
+// other events are ignored. The webhook handler calls it; so can your own handler.
+func (t *Tracker) Deliver(ev Event) {
+	switch ev.Kind() {
+	case EventKindTransaction, EventKindPayout, EventKindMandate:
+	default:
+		return
+	}
+	state := ev.State()
+	if state != EventSucceeded && state != EventFailed {
+		return
+	}
+	o := &Outcome{
+		ClientReference: ev.Reference(),
+		State:           state,
+		Code:            ev.Code(),
+		Source:          SourceCallback,
+		Event:           ev,
+		At:              t.opts.Clock.Now(),
+	}
+	switch c := ev.(type) {
+	case *TransactionCallback:
+		o.TransactionID, o.ExternalTransactionID = c.Data.TransactionID, c.Data.ExternalTransactionID
+		o.Amount, o.Charges = int64(c.Data.Amount), int64(c.Data.Charges)
+	case *PayoutCallback:
+		o.TransactionID, o.ExternalTransactionID = c.Data.TransactionID, c.Data.ExternalTransactionID
+		o.Amount, o.Charges = int64(c.Data.Amount), int64(c.Data.Charges)
+	case *MandateCallback:
+		o.TransactionID = c.ServicePreapprovalID
+	}
+	t.resolve(trackKey{ev.Kind(), ev.Reference()}, o)
+}
+
+// Handler returns an http.Handler for the callback URLs that parses each callback and
+// delivers it to the Tracker (see NewWebhookHandler for the answers it gives). Give it
+// WithStatusCheckConfirmation so that a forged success cannot resolve an Await.
+func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
+	return NewWebhookHandler(func(_ context.Context, ev Event) error {
+		t.Deliver(ev)
+		return nil
+	}, opts...)
+}
+
+// join finds or starts the memory of key and counts one more waiter on it.
+func (t *Tracker) join(key trackKey) *tracked {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entryLocked(key)
+	e.waiters++
+	if e.idleEl != nil {
+		t.idle.Remove(e.idleEl)
+		e.idleEl = nil
+	}
+	return e
+}
+
+// leave counts one waiter less; an entry nobody awaits becomes idle.
+func (t *Tracker) leave(e *tracked) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.waiters--
+	if e.waiters == 0 {
+		t.idleLocked(e)
+	}
+	t.evictLocked()
+}
+
+// entryLocked returns the memory of key, starting one now if there is none.
+func (t *Tracker) entryLocked(key trackKey) *tracked {
+	e := t.entries[key]
+	if e == nil {
+		e = &tracked{key: key, started: t.opts.Clock.Now(), done: make(chan struct{})}
+		t.entries[key] = e
+		t.idleLocked(e)
+	}
+	return e
+}
+
+func (t *Tracker) idleLocked(e *tracked) {
+	if e.idleEl != nil {
+		t.idle.Remove(e.idleEl)
+	}
+	e.idleAt = t.opts.Clock.Now()
+	e.idleEl = t.idle.PushBack(e)
+}
+
+// evictLocked forgets idle entries older than the retention window, and the longest idle
+// ones while more than MaxTracked are remembered.
+func (t *Tracker) evictLocked() {
+	now := t.opts.Clock.Now()
+	for front := t.idle.Front(); front != nil; front = t.idle.Front() {
+		e := front.Value.(*tracked)
+		if len(t.entries) <= t.opts.MaxTracked && now.Sub(e.idleAt) < t.opts.Retention {
+			return
+		}
+		t.idle.Remove(front)
+		e.idleEl = nil
+		delete(t.entries, e.key)
+	}
+}
+
+// resolve records a final outcome for key under the rules of precedence: the first final
+// state stands, except that a success replaces a failure; nothing replaces a success.
+func (t *Tracker) resolve(key trackKey, o *Outcome) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entryLocked(key)
+	switch {
+	case e.outcome == nil:
+		e.outcome = o
+		close(e.done)
+	case e.outcome.Succeeded():
+		if o.Failed() {
+			t.opts.Logger.Warn("billing: a failure reported after a success was ignored",
+				slog.String("clientReference", key.reference), slog.String("source", string(o.Source)), slog.String("code", string(o.Code)))
+		}
+	case o.Succeeded():
+		t.opts.Logger.Warn("billing: a success reported after a failure replaces it",
+			slog.String("clientReference", key.reference), slog.String("source", string(o.Source)))
+		e.outcome = o
+	}
+	if e.waiters == 0 {
+		t.idleLocked(e)
+	}
+	t.evictLocked()
+}
+
+// final returns a copy of e's final outcome for an Await of kind, or nil while there is
+// none.
+func (t *Tracker) final(e *tracked, kind Kind) *Outcome {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.outcome == nil {
+		return nil
+	}
+	o := *e.outcome
+	o.Kind = kind
+	return &o
+}
+
+// statusOutcome asks the status check of kind about clientReference and returns what it
+// says as an Outcome (Source SourceStatusCheck, At unset).
+func statusOutcome(ctx context.Context, c *Client, kind Kind, clientReference string) (*Outcome, error) {
+	o := &Outcome{Kind: kind, ClientReference: clientReference, Source: SourceStatusCheck}
+	var st interface {
+		IsFinal() bool
+		Succeeded() bool
+	}
+	switch kind {
+	case KindReceive:
+		r, err := c.Payments.ReceiveStatus(ctx, clientReference)
+		if err != nil {
+			return nil, err
+		}
+		st, o.Code = r, r.ResponseCode
+		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.ExternalTransactionID
+		o.Amount, o.Charges = r.Amount, r.Charges
+	case KindDirectDebit:
+		r, err := c.Mandates.ChargeStatus(ctx, clientReference)
+		if err != nil {
+			return nil, err
+		}
+		st, o.Code = r, r.ResponseCode
+		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.ExternalTransactionID
+		o.Amount, o.Charges = int64(r.Amount), int64(r.Charges)
+	case KindSend:
+		r, err := c.Payouts.SendStatus(ctx, clientReference)
+		if err != nil {
+			return nil, err
+		}
+		st, o.Code = r, r.ResponseCode
+		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.NetworkTransactionID
+		o.Amount, o.Charges = r.Amount, r.Fees
+	case KindBankTransfer:
+		r, err := c.Payouts.BankTransferStatus(ctx, &BankTransferStatusParams{ClientReference: clientReference})
+		if err != nil {
+			return nil, err
+		}
+		st, o.Code = r, r.ResponseCode
+		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.NetworkTransactionID
+		o.Amount, o.Charges = int64(r.Amount), int64(r.Fees)
+	case KindMandate:
+		m, err := c.Mandates.Status(ctx, clientReference)
+		if err != nil {
+			return nil, err
+		}
+		st, o.TransactionID = m, m.ServicePreApprovalID
+	default:
+		return nil, invalid("kind", fmt.Sprintf("unknown kind %q", kind))
+	}
+	switch {
+	case st.Succeeded():
+		o.State = EventSucceeded
+	case st.IsFinal():
+		o.State = EventFailed
+	default:
+		o.State = EventPending
+	}
+	return o, nil
+}

@@ -1,0 +1,536 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a Clock that moves only when the test advances it, so minutes of waiting
+// take no time. waitTimers lets the test wait, without sleeping, until the code under
+// test has started waiting.
+type fakeClock struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	now     time.Time
+	timers  []fakeTimer
+	created int
+	waits   []time.Duration // every duration asked of After, in order
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{now: time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	c.created++
+	c.waits = append(c.waits, d)
+	if d <= 0 {
+		ch <- c.now
+	} else {
+		c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
+	}
+	c.cond.Broadcast()
+	return ch
+}
+
+// Advance moves the clock and fires the timers that came due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	keep := c.timers[:0]
+	for _, tm := range c.timers {
+		if tm.at.After(c.now) {
+			keep = append(keep, tm)
+			continue
+		}
+		tm.ch <- c.now
+	}
+	c.timers = keep
+}
+
+// waitTimers blocks until After has been called n times in all.
+func (c *fakeClock) waitTimers(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.created < n {
+		c.cond.Wait()
+	}
+}
+
+func (c *fakeClock) asked() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.waits...)
+}
+
+type awaitResult struct {
+	outcome *Outcome
+	err     error
+}
+
+// awaitAsync runs Await in a goroutine and returns the channel of its result.
+func awaitAsync(ctx context.Context, tr *Tracker, kind Kind, ref string) <-chan awaitResult {
+	ch := make(chan awaitResult, 1)
+	go func() {
+		o, err := tr.Await(ctx, kind, ref)
+		ch <- awaitResult{o, err}
+	}()
+	return ch
+}
+
+func newTestTracker(t *testing.T, opts TrackerOptions) (*Tracker, *httpmock.MockTransport, *fakeClock) {
+	t.Helper()
+	c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
+	clock := newFakeClock()
+	opts.Clock = clock
+	return NewTracker(c, opts), mock, clock
+}
+
+func TestTrackerReturnsAtOnceWhenTheCallbackArrives(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	result := awaitAsync(context.Background(), tr, KindReceive, "order1042")
+	clock.waitTimers(1)
+	assert.Equal(t, []time.Duration{5 * time.Minute}, clock.asked(), "the callback wait defaults to the spec's five minutes")
+
+	tr.Deliver(parseFixture(t, "transaction_success.json"))
+	r := <-result
+	require.NoError(t, r.err)
+	o := r.outcome
+	assert.True(t, o.Succeeded())
+	assert.True(t, o.IsFinal())
+	assert.Equal(t, KindReceive, o.Kind)
+	assert.Equal(t, SourceCallback, o.Source)
+	assert.Equal(t, CodeSuccess, o.Code)
+	assert.Equal(t, "7fd01221faeb41469e4b0d1d1c6e5c3e", o.TransactionID)
+	assert.Equal(t, "51234567890", o.ExternalTransactionID)
+	assert.Equal(t, int64(5000), o.Amount)
+	assert.Equal(t, int64(50), o.Charges)
+	assert.IsType(t, &TransactionCallback{}, o.Event)
+	assert.Equal(t, clock.Now(), o.At)
+	assert.Zero(t, mock.GetTotalCallCount(), "no status check when the callback came in time")
+}
+
+func TestTrackerKeepsACallbackThatArrivesBeforeAwait(t *testing.T) {
+	tr, mock, _ := newTestTracker(t, TrackerOptions{})
+	tr.Deliver(parseFixture(t, "send_failed_4075.json"))
+	o, err := tr.Await(context.Background(), KindSend, "payout4075")
+	require.NoError(t, err)
+	assert.True(t, o.Failed())
+	assert.Equal(t, CodeInsufficientBalance, o.Code)
+	assert.Equal(t, KindSend, o.Kind)
+	assert.Empty(t, o.ExternalTransactionID)
+
+	// The same payout callback shape resolves a bank transfer too.
+	tr.Deliver(parseFixture(t, "send_to_bank_success.json"))
+	o, err = tr.Await(context.Background(), KindBankTransfer, "supplier88")
+	require.NoError(t, err)
+	assert.True(t, o.Succeeded())
+	assert.Equal(t, int64(100000), o.Amount)
+	assert.Zero(t, mock.GetTotalCallCount())
+}
+
+func TestTrackerFallsBackToTheStatusCheckAfterTheWait(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
+
+	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1044")
+	clock.waitTimers(1)
+	clock.Advance(5*time.Minute - time.Second)
+	assert.Zero(t, mock.GetTotalCallCount(), "not before five minutes")
+	clock.Advance(time.Second)
+
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded())
+	assert.Equal(t, SourceStatusCheck, r.outcome.Source)
+	assert.Equal(t, CodeSuccess, r.outcome.Code)
+	assert.Equal(t, "rcv_6a2f9e1c", r.outcome.TransactionID)
+	assert.Equal(t, "MM2501011200", r.outcome.ExternalTransactionID)
+	assert.Equal(t, int64(2500), r.outcome.Amount)
+	assert.Equal(t, int64(25), r.outcome.Charges)
+	assert.Nil(t, r.outcome.Event)
+	assert.Equal(t, 1, mock.GetTotalCallCount())
+
+	// Remembered: a later Await answers at once, without another status check.
+	o, err := tr.Await(context.Background(), KindReceive, "rcv1044")
+	require.NoError(t, err)
+	assert.True(t, o.Succeeded())
+	assert.Equal(t, 1, mock.GetTotalCallCount())
+}
+
+func TestTrackerPollsWithBackoffUntilAFinalState(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{PollInterval: 10 * time.Second, MaxPollInterval: 30 * time.Second})
+	answers := []string{"payouts/send_status_pending.json", "payouts/send_status_pending.json", "payouts/send_status_pending.json", "payouts/send_status_failed.json"}
+	var calls int
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/refund1040", func(r *http.Request) (*http.Response, error) {
+		calls++
+		return fixtureResponder(t, http.StatusOK, answers[calls-1])(r)
+	})
+
+	result := awaitAsync(context.Background(), tr, KindSend, "refund1040")
+	for i := 1; i <= len(answers); i++ {
+		clock.waitTimers(i)
+		clock.Advance(5 * time.Minute) // past any pause
+	}
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Failed())
+	assert.Equal(t, SourceStatusCheck, r.outcome.Source)
+	assert.Equal(t, len(answers), calls)
+
+	waits := clock.asked()
+	require.Len(t, waits, len(answers))
+	assert.Equal(t, 5*time.Minute, waits[0])
+	// Pauses double from 10s up to 30s, each spread over its last quarter.
+	for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second} {
+		assert.LessOrEqual(t, waits[i+1], want)
+		assert.GreaterOrEqual(t, waits[i+1], want*3/4)
+	}
+}
+
+func TestTrackerGivesUpWithoutInventingAFailure(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{PollInterval: time.Minute, MaxPollInterval: time.Minute, GiveUpAfter: 3 * time.Minute})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_pending.json"))
+
+	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1044")
+	clock.waitTimers(1)
+	clock.Advance(5 * time.Minute)
+	for i := 2; i <= 4; i++ { // polls at 6, 7 and 8 minutes; 8 is the limit
+		clock.waitTimers(i)
+		clock.Advance(time.Minute)
+	}
+	r := <-result
+	require.ErrorIs(t, r.err, ErrStillPending)
+	require.NotNil(t, r.outcome)
+	assert.True(t, r.outcome.IsPending())
+	assert.False(t, r.outcome.Failed(), "pending stays pending")
+	assert.Equal(t, CodeAccepted, r.outcome.Code)
+	assert.Equal(t, SourceStatusCheck, r.outcome.Source)
+	assert.Equal(t, "rcv_6a2f9e1c", r.outcome.TransactionID, "what the status check said is kept")
+	assert.Equal(t, 4, mock.GetTotalCallCount(), "at 5, 6, 7 and 8 minutes")
+}
+
+func TestTrackerAwaitEndsWithItsContext(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	result := awaitAsync(ctx, tr, KindMandate, "mandate2001")
+	clock.waitTimers(1)
+	cancel()
+	r := <-result
+	assert.ErrorIs(t, r.err, ErrStillPending)
+	assert.ErrorIs(t, r.err, context.Canceled)
+	assert.True(t, r.outcome.IsPending())
+	assert.Empty(t, r.outcome.Source, "nothing was learned")
+
+	// A second Await keeps the first one's start: the status check comes five minutes
+	// after the first Await, not the second.
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/mandates/preapproval/mandate2001/status", fixtureResponder(t, http.StatusOK, "mandates/status_approved.json"))
+	clock.Advance(4 * time.Minute)
+	result = awaitAsync(context.Background(), tr, KindMandate, "mandate2001")
+	clock.waitTimers(2)
+	assert.Equal(t, time.Minute, clock.asked()[1])
+	clock.Advance(time.Minute)
+	r = <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded())
+	assert.Equal(t, "pre_8c2e5a1f9b", r.outcome.TransactionID)
+	assert.Empty(t, r.outcome.Code)
+}
+
+func TestTrackerNeverDowngradesASuccess(t *testing.T) {
+	var logs bytes.Buffer
+	tr, _, _ := newTestTracker(t, TrackerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	success := parseFixture(t, "transaction_success.json")
+	late := `{"ResponseCode":"2001","Message":"failed","Data":{"ClientReference":"order1042","Amount":0,"PaymentDate":"x"}}`
+	failure, err := ParseEvent([]byte(late))
+	require.NoError(t, err)
+
+	tr.Deliver(success)
+	tr.Deliver(success) // a duplicate
+	tr.Deliver(failure) // out of order, or forged
+	o, err := tr.Await(context.Background(), KindReceive, "order1042")
+	require.NoError(t, err)
+	assert.True(t, o.Succeeded())
+	assert.Equal(t, int64(5000), o.Amount)
+	assert.Contains(t, logs.String(), "a failure reported after a success was ignored")
+
+	// A failure followed by a success: the success stands.
+	tr.Deliver(parseFixture(t, "send_failed_2001.json"))
+	o, err = tr.Await(context.Background(), KindSend, "payout2001")
+	require.NoError(t, err)
+	assert.True(t, o.Failed())
+	recovered := `{"ResponseCode":"0000","Data":{"ClientReference":"payout2001","Amount":20,"AmountDebited":21}}`
+	ev, err := ParseEvent([]byte(recovered))
+	require.NoError(t, err)
+	tr.Deliver(ev)
+	o, err = tr.Await(context.Background(), KindSend, "payout2001")
+	require.NoError(t, err)
+	assert.True(t, o.Succeeded())
+
+	// A pending callback and other events change nothing.
+	pending, err := ParseEvent([]byte(`{"ResponseCode":"0001","Message":"pending","Data":{"ClientReference":"order1042","PaymentDate":"x"}}`))
+	require.NoError(t, err)
+	tr.Deliver(pending)
+	tr.Deliver(parseFixture(t, "payment_succeeded.json"))
+	o, err = tr.Await(context.Background(), KindReceive, "order1042")
+	require.NoError(t, err)
+	assert.True(t, o.Succeeded())
+}
+
+func TestTrackerAStatusCheckFailureAfterACallbackSuccessChangesNothing(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1045", func(r *http.Request) (*http.Response, error) {
+		// The success callback lands while the status check is in flight.
+		ok := `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1045","Amount":25,"PaymentDate":"x"}}`
+		ev, err := ParseEvent([]byte(ok))
+		require.NoError(t, err)
+		tr.Deliver(ev)
+		return fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json")(r)
+	})
+	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1045")
+	clock.waitTimers(1)
+	clock.Advance(5 * time.Minute)
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded())
+	assert.Equal(t, SourceCallback, r.outcome.Source)
+}
+
+func TestTrackerStatusChecksOfEveryKind(t *testing.T) {
+	tests := []struct {
+		kind             Kind
+		ref, path, fixt  string
+		state            EventState
+		code             ResponseCode
+		transactionID    string
+		amount, charges  int64
+		externalID       string
+		bankAccountQuery bool
+	}{
+		{KindReceive, "rcv1045", "/v1/payments/rcv1045", "payments/receive_status_failed.json", EventFailed, CodeFailed, "rcv_6a2f9e1d", 2500, 25, "", false},
+		{KindSend, "refund1040", "/v1/payments/refund1040", "payouts/send_status_success.json", EventSucceeded, CodeSuccess, "snd_9d3e7a1b", 15000, 150, "VF2501011300", false},
+		{KindBankTransfer, "supplier88", "/v1/merchants/2020202/transactions/status", "payouts/bank_status_success.json", EventSucceeded, CodeSuccess, "", 0, 0, "", true},
+		{KindDirectDebit, "debit2025feb", "/v1/payments/direct-debit/status/debit2025feb", "mandates/charge_status_paid.json", EventSucceeded, CodeSuccess, "ddc_7b2e9f4a", 4999, 100, "VF2501011600", false},
+		{KindMandate, "mandate2001", "/v1/mandates/preapproval/mandate2001/status", "mandates/status_approved.json", EventSucceeded, "", "pre_8c2e5a1f9b", 0, 0, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
+			mock.RegisterResponder(http.MethodGet, mockBaseURL+tt.path, func(r *http.Request) (*http.Response, error) {
+				if tt.bankAccountQuery {
+					assert.Equal(t, tt.ref, r.URL.Query().Get("clientReference"))
+				}
+				return fixtureResponder(t, http.StatusOK, tt.fixt)(r)
+			})
+			o, err := statusOutcome(context.Background(), c, tt.kind, tt.ref)
+			require.NoError(t, err)
+			assert.Equal(t, tt.state, o.State)
+			assert.Equal(t, tt.code, o.Code)
+			assert.Equal(t, SourceStatusCheck, o.Source)
+			if tt.transactionID != "" {
+				assert.Equal(t, tt.transactionID, o.TransactionID)
+				assert.Equal(t, tt.amount, o.Amount)
+				assert.Equal(t, tt.charges, o.Charges)
+				assert.Equal(t, tt.externalID, o.ExternalTransactionID)
+			}
+		})
+	}
+}
+
+func TestTrackerStatusCheckErrors(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{PollInterval: time.Minute})
+	// 404 first (the receive may not be recorded yet), then 500, then the answer.
+	answers := []func(*http.Request) (*http.Response, error){
+		fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"),
+		httpmock.NewStringResponder(http.StatusInternalServerError, `{"success":false,"message":"down"}`),
+		fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"),
+	}
+	var calls int
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", func(r *http.Request) (*http.Response, error) {
+		calls++
+		return answers[calls-1](r)
+	})
+	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1044")
+	for i := 1; i <= 3; i++ {
+		clock.waitTimers(i)
+		clock.Advance(5 * time.Minute)
+	}
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded())
+	assert.Equal(t, 3, calls)
+
+	// A refusal of the credentials ends the Await: polling again cannot help.
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/refused1", httpmock.NewStringResponder(http.StatusUnauthorized, `{"success":false,"message":"bad key","code":"4101"}`))
+	result = awaitAsync(context.Background(), tr, KindReceive, "refused1")
+	clock.waitTimers(4)
+	clock.Advance(5 * time.Minute)
+	r = <-result
+	assert.ErrorIs(t, r.err, ErrUnauthorized)
+	assert.True(t, r.outcome.IsPending())
+
+	// A bank transfer without a disbursement account cannot be checked at all.
+	c, _ := newMockClient(t)
+	clock2 := newFakeClock()
+	noAccount := NewTracker(c, TrackerOptions{Clock: clock2})
+	result = awaitAsync(context.Background(), noAccount, KindBankTransfer, "supplier88")
+	clock2.waitTimers(1)
+	clock2.Advance(5 * time.Minute)
+	r = <-result
+	var ve *ValidationError
+	require.ErrorAs(t, r.err, &ve)
+	assert.Equal(t, "disbursementAccount", ve.Field)
+}
+
+func TestTrackerResolvesAnOutcomeUnknown(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/receive", httpmock.NewStringResponder(http.StatusBadGateway, `{"success":false,"message":"upstream"}`))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
+
+	_, err := tr.client.Payments.Receive(context.Background(), &ReceiveParams{
+		Amount: 2500, Phone: "233241234567", Provider: ProviderMTN, Description: "Order 1044", ClientReference: "rcv1044",
+	})
+	require.ErrorIs(t, err, ErrOutcomeUnknown)
+	var unknown *OutcomeUnknownError
+	require.ErrorAs(t, err, &unknown)
+
+	result := awaitAsync(context.Background(), tr, KindReceive, unknown.ClientReference)
+	clock.waitTimers(1)
+	clock.Advance(5 * time.Minute)
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded(), "the receive did go through")
+	assert.Equal(t, SourceStatusCheck, r.outcome.Source)
+	assert.Equal(t, 1, mock.GetCallCountInfo()["POST "+mockBaseURL+"/v1/payments/receive"], "never re-sent")
+}
+
+func TestTrackerRefusesBadInputWithoutARequest(t *testing.T) {
+	tr, mock, _ := newTestTracker(t, TrackerOptions{})
+	var ve *ValidationError
+	_, err := tr.Await(context.Background(), Kind("checkout"), "ref1")
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "kind", ve.Field)
+	_, err = tr.Await(context.Background(), KindReceive, " ")
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "clientReference", ve.Field)
+	assert.Zero(t, mock.GetTotalCallCount())
+}
+
+func TestTrackerHandlerFeedsTheTracker(t *testing.T) {
+	tr, _, clock := newTestTracker(t, TrackerOptions{})
+	h := tr.Handler(WithDedupe(0))
+	result := awaitAsync(context.Background(), tr, KindDirectDebit, "debitMarch2025")
+	clock.waitTimers(1)
+	assert.Equal(t, http.StatusOK, post(t, h, fixture(t, "events/direct_debit_success.json")).Code)
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded())
+	assert.Equal(t, int64(5050), r.outcome.Amount)
+	assert.Equal(t, http.StatusBadRequest, post(t, h, []byte(`{}`)).Code)
+}
+
+func TestTrackerThousandConcurrentAwaits(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	template := string(fixture(t, "payments/receive_status_paid.json"))
+	mock.RegisterRegexpResponder(http.MethodGet, regexp.MustCompile(`/v1/payments/(ref\d+)$`), func(r *http.Request) (*http.Response, error) {
+		ref := httpmock.MustGetSubmatch(r, 1)
+		body := regexp.MustCompile(`"clientReference": "\w+"`).ReplaceAllString(template, `"clientReference": "`+ref+`"`)
+		return httpmock.NewStringResponse(http.StatusOK, body), nil
+	})
+
+	const n = 1000
+	results := make([]<-chan awaitResult, n)
+	for i := range n {
+		results[i] = awaitAsync(context.Background(), tr, KindReceive, fmt.Sprintf("ref%d", i))
+	}
+	clock.waitTimers(n)
+	// Half are resolved by callbacks, delivered concurrently; the rest by the status check.
+	var wg sync.WaitGroup
+	for i := 0; i < n; i += 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"ref%d","Amount":25,"PaymentDate":"x"}}`, i)
+			ev, err := ParseEvent([]byte(body))
+			if assert.NoError(t, err) {
+				tr.Deliver(ev)
+			}
+		}()
+	}
+	wg.Wait()
+	clock.Advance(5 * time.Minute)
+	for i, ch := range results {
+		r := <-ch
+		require.NoError(t, r.err)
+		require.True(t, r.outcome.Succeeded())
+		assert.Equal(t, fmt.Sprintf("ref%d", i), r.outcome.ClientReference)
+		want := SourceStatusCheck
+		if i%2 == 0 {
+			want = SourceCallback
+		}
+		assert.Equal(t, want, r.outcome.Source, "ref%d", i)
+	}
+	assert.LessOrEqual(t, mock.GetTotalCallCount(), n/2, "a status check only where no callback came")
+}
+
+func TestTrackerMemoryIsBounded(t *testing.T) {
+	tr, _, clock := newTestTracker(t, TrackerOptions{MaxTracked: 100, Retention: time.Hour})
+	deliver := func(ref string) {
+		ev, err := ParseEvent([]byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"` + ref + `","PaymentDate":"x"}}`))
+		require.NoError(t, err)
+		tr.Deliver(ev)
+	}
+	for i := range 1000 {
+		deliver(fmt.Sprintf("cap%d", i))
+	}
+	assert.Len(t, tr.entries, 100, "capped")
+	assert.Equal(t, 100, tr.idle.Len())
+	_, kept := tr.entries[trackKey{EventKindTransaction, "cap999"}]
+	assert.True(t, kept, "the newest are kept")
+	_, kept = tr.entries[trackKey{EventKindTransaction, "cap0"}]
+	assert.False(t, kept, "the oldest are forgotten")
+
+	clock.Advance(time.Hour)
+	deliver("fresh")
+	assert.Len(t, tr.entries, 1, "resolved entries are forgotten after the retention window")
+
+	// An entry being awaited is never forgotten, however full the Tracker is.
+	result := awaitAsync(context.Background(), tr, KindReceive, "awaited")
+	clock.waitTimers(1)
+	for i := range 500 {
+		deliver(fmt.Sprintf("more%d", i))
+	}
+	deliver("awaited")
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded())
+	assert.LessOrEqual(t, len(tr.entries), 100)
+}
