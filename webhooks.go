@@ -614,6 +614,24 @@ func WithWebhookLogger(l *slog.Logger) WebhookOption {
 	}
 }
 
+// WithStatusCheckConfirmation makes the handler confirm every event that claims success
+// against the matching status check through c before the function sees it. The spec
+// names no signature scheme, so nothing else proves that a callback came from the
+// service: without confirmation a forged success could fulfil an order.
+//
+// A transaction callback is checked with Payments.ReceiveStatus (then
+// Mandates.ChargeStatus when the service does not know the reference), a payout callback
+// with Payouts.SendStatus (then Payouts.BankTransferStatus), a mandate callback with
+// Mandates.Status, and a checkout event with Payments.Get. An event the status check
+// contradicts (it says failed, or no status check knows the reference) is refused with
+// 403; one it cannot confirm yet (it still says pending, or could not be reached) with
+// 503, so a genuine sender delivers it again later. Both are logged. Failures, pending
+// notices and events without a status check (the subscription trial) pass unchecked:
+// they move no money.
+func WithStatusCheckConfirmation(c *Client) WebhookOption {
+	return func(h *webhookHandler) { h.confirmer = c }
+}
+
 // NewWebhookHandler returns the http.Handler to mount at the webhook URL and the callback
 // URLs. It accepts POST only (405 otherwise), reads at most MaxEventBytes (413 beyond),
 // answers 400 to a body ParseEvent refuses, and calls fn with the typed event: 200 when fn
@@ -629,9 +647,10 @@ func NewWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOpt
 }
 
 type webhookHandler struct {
-	fn     func(context.Context, Event) error
-	seen   *seenSet // nil without WithDedupe
-	logger *slog.Logger
+	fn        func(context.Context, Event) error
+	seen      *seenSet // nil without WithDedupe
+	confirmer *Client  // nil without WithStatusCheckConfirmation
+	logger    *slog.Logger
 }
 
 func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -662,10 +681,22 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeReceived(w)
 		return
 	}
-	if err := h.fn(r.Context(), ev); err != nil {
+	forget := func() {
 		if h.seen != nil {
 			h.seen.forget(key)
 		}
+	}
+	if h.confirmer != nil && ev.State() == EventSucceeded {
+		if status, reason := confirmSuccess(r.Context(), h.confirmer, ev); status != http.StatusOK {
+			forget()
+			h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook claiming success refused",
+				append(eventAttrs(ev), slog.Int("status", status), slog.String("reason", reason))...)
+			http.Error(w, "not confirmed by the status check: "+reason, status)
+			return
+		}
+	}
+	if err := h.fn(r.Context(), ev); err != nil {
+		forget()
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook handler failed",
 			append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)
@@ -736,4 +767,50 @@ func (s *seenSet) forget(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.keys, key)
+}
+
+// confirmSuccess asks the status checks whether ev's claim of success is true. It answers
+// 200 when confirmed, 403 when contradicted and 503 when it cannot tell yet, with the
+// reason.
+func confirmSuccess(ctx context.Context, c *Client, ev Event) (int, string) {
+	var kinds []Kind
+	switch ev.(type) {
+	case *TransactionCallback:
+		kinds = []Kind{KindReceive, KindDirectDebit}
+	case *PayoutCallback:
+		kinds = []Kind{KindSend, KindBankTransfer}
+	case *MandateCallback:
+		kinds = []Kind{KindMandate}
+	case *CheckoutEvent:
+		p, err := c.Payments.Get(ctx, ev.Reference())
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return http.StatusForbidden, "the service knows no payment " + ev.Reference()
+		case err != nil:
+			return http.StatusServiceUnavailable, err.Error()
+		case p.Succeeded():
+			return http.StatusOK, ""
+		case p.IsFinal():
+			return http.StatusForbidden, "the payment is " + string(p.Status)
+		}
+		return http.StatusServiceUnavailable, "the payment is still " + string(p.Status)
+	default:
+		return http.StatusOK, "" // no money, no status check
+	}
+	for _, kind := range kinds {
+		o, err := statusOutcome(ctx, c, kind, ev.Reference())
+		var invalidErr *ValidationError
+		switch {
+		case errors.Is(err, ErrNotFound), errors.As(err, &invalidErr):
+			continue // not this kind (or, for a bank transfer, no account to ask about)
+		case err != nil:
+			return http.StatusServiceUnavailable, err.Error()
+		case o.Succeeded():
+			return http.StatusOK, ""
+		case o.Failed():
+			return http.StatusForbidden, fmt.Sprintf("the %s status check says it failed (code %s)", kind, o.Code)
+		}
+		return http.StatusServiceUnavailable, fmt.Sprintf("the %s status check says it is still pending", kind)
+	}
+	return http.StatusForbidden, "no status check knows the reference " + ev.Reference()
 }

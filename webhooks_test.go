@@ -1,10 +1,12 @@
 package billing
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -376,4 +379,133 @@ func TestSeenSetStaysBounded(t *testing.T) {
 	s.forget("0")
 	assert.True(t, s.add("0"))
 	assert.LessOrEqual(t, len(s.keys), 100)
+}
+
+// confirmingHandler returns a handler that confirms successes through a mock client, with
+// its recorder, mock and log.
+func confirmingHandler(t *testing.T, opts ...WebhookOption) (http.Handler, *webhookRecorder, *httpmock.MockTransport, *bytes.Buffer) {
+	t.Helper()
+	c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
+	var rec webhookRecorder
+	var logs bytes.Buffer
+	opts = append([]WebhookOption{WithStatusCheckConfirmation(c), WithWebhookLogger(slog.New(slog.NewTextHandler(&logs, nil)))}, opts...)
+	return NewWebhookHandler(rec.handle, opts...), &rec, mock, &logs
+}
+
+func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
+	h, rec, mock, logs := confirmingHandler(t)
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_pending.json"))
+	forged := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","Amount":25.00,"TransactionId":"fake","PaymentDate":"x"}}`)
+
+	w := post(t, h, forged)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "the receive is unpaid: not now, maybe later")
+	assert.Contains(t, w.Body.String(), "still pending")
+	assert.Zero(t, rec.calls.Load(), "a forged success never reaches the function")
+	assert.Contains(t, logs.String(), "billing webhook claiming success refused")
+	assert.Contains(t, logs.String(), "reference=rcv1044")
+
+	// Once the status check says failed, the claim is contradicted.
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json"))
+	assert.Equal(t, http.StatusForbidden, post(t, h, forged).Code)
+
+	// A reference no status check knows is contradicted too.
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/nosuchref", fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/direct-debit/status/nosuchref", fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
+	w = post(t, h, []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"nosuchref","PaymentDate":"x"}}`))
+	assert.Equal(t, http.StatusForbidden, w.Code)
+	assert.Contains(t, w.Body.String(), "no status check knows")
+	assert.Zero(t, rec.calls.Load())
+}
+
+func TestStatusCheckConfirmationPassesATrueSuccess(t *testing.T) {
+	h, rec, mock, _ := confirmingHandler(t, WithDedupe(0))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_pending.json"))
+	success := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","Amount":25.00,"PaymentDate":"x"}}`)
+	assert.Equal(t, http.StatusServiceUnavailable, post(t, h, success).Code)
+
+	// The status check catches up: the redelivery is confirmed (a refusal is not
+	// remembered by the dedupe), and handled once.
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
+	assert.Equal(t, http.StatusOK, post(t, h, success).Code)
+	assert.Equal(t, http.StatusOK, post(t, h, success).Code)
+	assert.EqualValues(t, 1, rec.calls.Load())
+	assert.Equal(t, 2, mock.GetTotalCallCount(), "a redelivery already handled needs no status check")
+}
+
+func TestStatusCheckConfirmationOfEveryShape(t *testing.T) {
+	tests := []struct {
+		name      string
+		event     string
+		responses map[string]string // path -> fixture, or "404"
+		want      int
+	}{
+		{"direct debit after the receive check knows nothing", "events/direct_debit_success.json", map[string]string{
+			"/v1/payments/debitMarch2025":                     "404",
+			"/v1/payments/direct-debit/status/debitMarch2025": "mandates/charge_status_paid.json",
+		}, http.StatusOK},
+		{"send", "events/send_success.json", map[string]string{
+			"/v1/payments/refund1042": "payouts/send_status_success.json",
+		}, http.StatusOK},
+		{"bank transfer still pending", "events/send_to_bank_success.json", map[string]string{
+			"/v1/payments/supplier88":                   "404",
+			"/v1/merchants/2020202/transactions/status": "payouts/bank_status_pending.json",
+		}, http.StatusServiceUnavailable},
+		{"bank transfer failed", "events/send_to_bank_success.json", map[string]string{
+			"/v1/payments/supplier88":                   "404",
+			"/v1/merchants/2020202/transactions/status": "payouts/bank_status_failed.json",
+		}, http.StatusForbidden},
+		{"mandate", "events/mandate_approved.json", map[string]string{
+			"/v1/mandates/preapproval/mandate2025ama/status": "mandates/status_approved.json",
+		}, http.StatusOK},
+		{"checkout paid", "events/payment_succeeded.json", map[string]string{
+			"/v1/payments/ref_7Q2K9XW4LM": "payments/checkout_paid_mobile_money.json",
+		}, http.StatusOK},
+		{"checkout still pending", "events/payment_succeeded.json", map[string]string{
+			"/v1/payments/ref_7Q2K9XW4LM": "payments/checkout_created.json",
+		}, http.StatusServiceUnavailable},
+		{"checkout declined", "events/payment_succeeded.json", map[string]string{
+			"/v1/payments/ref_7Q2K9XW4LM": "payments/checkout_failed.json",
+		}, http.StatusForbidden},
+		{"checkout unknown", "events/payment_succeeded.json", map[string]string{
+			"/v1/payments/ref_7Q2K9XW4LM": "404",
+		}, http.StatusForbidden},
+		{"a failure needs no confirmation", "events/send_failed_4075.json", nil, http.StatusOK},
+		{"a trial start needs none", "events/subscription_trial.json", nil, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, rec, mock, _ := confirmingHandler(t)
+			for path, name := range tt.responses {
+				if name == "404" {
+					mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
+					continue
+				}
+				mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusOK, name))
+			}
+			assert.Equal(t, tt.want, post(t, h, fixture(t, tt.event)).Code)
+			assert.Equal(t, len(tt.responses), mock.GetTotalCallCount())
+			wantCalls := int64(0)
+			if tt.want == http.StatusOK {
+				wantCalls = 1
+			}
+			assert.Equal(t, wantCalls, rec.calls.Load())
+		})
+	}
+}
+
+func TestTrackerHandlerWithConfirmationIgnoresAForgedSuccess(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json"))
+	h := tr.Handler(WithStatusCheckConfirmation(tr.client))
+	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1044")
+	clock.waitTimers(1)
+
+	forged := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","PaymentDate":"x"}}`)
+	assert.Equal(t, http.StatusForbidden, post(t, h, forged).Code)
+	assert.Empty(t, result, "the forged success resolved nothing")
+
+	clock.Advance(5 * time.Minute)
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Failed(), "the status check tells the truth")
 }
