@@ -24,6 +24,10 @@ var routeGroups = []func(*Server) []route{
 	licenseRoutes,
 	creditRoutes,
 	meterRoutes,
+	paymentRoutes,
+	payoutRoutes,
+	mandateRoutes,
+	checkoutPageRoutes,
 	controlRoutes,
 }
 
@@ -33,7 +37,7 @@ func (s *Server) register(rt route) {
 	if rt.auth == 0 {
 		panic("sandbox: route " + rt.pattern + " declares no auth kind")
 	}
-	s.mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(rt.pattern, s.withFaults(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 		if fw, ok := w.(*fallbackWriter); ok {
 			w = fw.ResponseWriter // a routed request answers for itself
 		}
@@ -42,7 +46,7 @@ func (s *Server) register(rt route) {
 			return
 		}
 		rt.handler(w, r)
-	})
+	}))
 }
 
 func (s *Server) admit(rt route, r *http.Request) error {

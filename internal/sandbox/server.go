@@ -143,6 +143,7 @@ type Server struct {
 	sched   *scheduler
 
 	deliveries deliveries // every callback and webhook attempt
+	faults     faultTable // injected faults, under their own lock
 
 	mu            sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers     customerStore
@@ -151,6 +152,11 @@ type Server struct {
 	licenses      licenseStore
 	credits       creditStore
 	meters        meterStore
+	money         ledger       // accepted movements by client reference, the disbursement balance (money.go)
+	payments      paymentStore // checkout sessions and receives
+	payouts       payoutStore  // sends and send-to-bank
+	mandates      mandateStore // mandates and direct-debit charges
+	sms           smsOutbox    // texts "sent" to customers: mandate OTPs
 }
 
 // New returns a sandbox configured by cfg, its zero fields set to the defaults.
@@ -162,6 +168,7 @@ func New(cfg Config) *Server {
 		creds:   newCredentials(cfg),
 		granted: make(map[string]bool, len(cfg.Scopes)),
 		sched:   newScheduler(cfg.Clock),
+		money:   newLedger(cfg.DisbursementBalance),
 	}
 	for _, scope := range cfg.Scopes {
 		s.granted[scope] = true

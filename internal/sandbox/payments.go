@@ -1,0 +1,374 @@
+package sandbox
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Checkout payment statuses. The spec shows PENDING and SUCCEEDED; FAILED is
+// the sandbox's name for a declined session (README "The sandbox").
+const (
+	checkoutPending   = "PENDING"
+	checkoutSucceeded = "SUCCEEDED"
+	checkoutFailed    = "FAILED"
+)
+
+// Checkout payment methods, as the hosted page offers them.
+var checkoutMethods = []string{"CARD", "MOBILE_MONEY", "BANK_TRANSFER"}
+
+// failureCodes name a declined checkout session by the method tried.
+var failureCodes = map[string][2]string{
+	"CARD":          {"card_declined", "the card was declined"},
+	"MOBILE_MONEY":  {"mobile_money_failed", "the mobile-money payment was not approved"},
+	"BANK_TRANSFER": {"bank_transfer_failed", "the bank transfer did not arrive"},
+}
+
+// receiveProviders are the networks of direct receive (SPEC "Direct receive").
+var receiveProviders = []string{"MTN", "TELECEL", "AIRTELTIGO", "MPESA"}
+
+// checkoutPayment is a checkout payment record as the wire shows it (SPEC
+// "Checkout payment record").
+type checkoutPayment struct {
+	ID                string             `json:"id"`
+	Reference         string             `json:"reference"`
+	Status            string             `json:"status"`
+	Environment       string             `json:"environment"`
+	Method            *string            `json:"method"`
+	Amount            int64              `json:"amount"`
+	Currency          string             `json:"currency"`
+	Fee               int64              `json:"fee"`
+	Net               int64              `json:"net"`
+	Description       *string            `json:"description"`
+	Metadata          map[string]any     `json:"metadata"`
+	FailureCode       *string            `json:"failureCode"`
+	FailureMessage    *string            `json:"failureMessage"`
+	PaidAt            *timestamp         `json:"paidAt"`
+	CreatedAt         timestamp          `json:"createdAt"`
+	UpdatedAt         timestamp          `json:"updatedAt"`
+	Customer          *paymentCustomer   `json:"customer"`
+	Refunds           []struct{}         `json:"refunds"`
+	CheckoutURL       string             `json:"checkoutUrl"`
+	MobileMoneyDetail *mobileMoneyDetail `json:"mobileMoneyDetail"`
+	CardDetail        *cardDetail        `json:"cardDetail"`
+
+	movement *movement
+}
+
+type paymentCustomer struct {
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Email string  `json:"email"`
+	Phone *string `json:"phone"`
+}
+
+type mobileMoneyDetail struct {
+	Network     string `json:"network"`
+	Phone       string `json:"phone"`
+	ExternalRef string `json:"externalRef"`
+}
+
+type cardDetail struct {
+	Brand string `json:"brand"`
+	Last4 string `json:"last4"`
+}
+
+// receipt is an accepted direct receive.
+type receipt struct {
+	ID          string
+	Currency    string
+	Phone       string
+	Provider    string
+	Description string
+	movement    *movement
+}
+
+// receiveView is the data of the receive response (SPEC "Direct receive").
+type receiveView struct {
+	ID          string    `json:"id"`
+	Reference   string    `json:"reference"`
+	Status      string    `json:"status"` // always PROCESSING
+	Amount      int64     `json:"amount"`
+	Currency    string    `json:"currency"`
+	Phone       string    `json:"phone"`
+	Provider    string    `json:"provider"`
+	Description string    `json:"description"`
+	CreatedAt   timestamp `json:"createdAt"`
+}
+
+func (r *receipt) view() receiveView {
+	m := r.movement
+	return receiveView{ID: r.ID, Reference: m.ClientReference, Status: "PROCESSING", Amount: m.Amount,
+		Currency: r.Currency, Phone: r.Phone, Provider: r.Provider, Description: r.Description, CreatedAt: timestamp{m.CreatedAt}}
+}
+
+// paymentStore holds checkout sessions by reference and receives by client reference.
+type paymentStore struct {
+	checkouts table[checkoutPayment]
+	receives  map[string]*receipt
+}
+
+func paymentRoutes(s *Server) []route {
+	return []route{
+		{pattern: "POST /v1/payments", auth: authBasic, handler: s.createCheckout},
+		{pattern: "GET /v1/payments/{reference}", auth: authBasic, handler: s.paymentStatus},
+		{pattern: "POST /v1/payments/receive", auth: authBasic, scope: ScopeMobileMoneyReceiveDirect, ipAllowlist: true, handler: s.receive},
+	}
+}
+
+func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeFields(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	f.require("amount")
+	p := &checkoutPayment{Status: checkoutPending, Environment: "TEST", Currency: defaultCurrency, Metadata: map[string]any{}, Refunds: []struct{}{}}
+	p.Amount, _ = f.minorAmount("amount")
+	if c, ok := f.currency("currency"); ok {
+		p.Currency = c
+	}
+	nullableField(f, "description", f.description).applyTo(&p.Description)
+	if m, _ := f.metadata("metadata"); m != nil {
+		p.Metadata = m
+	}
+	payer := checkoutPayer(f)
+	if err := f.err(); err != nil {
+		writeError(w, err)
+		return
+	}
+	p.ID, p.Reference = newID("pay_"), newReference()
+	p.CheckoutURL = baseURL(r) + "/checkout/" + p.Reference
+	p.movement = &movement{Movement: Movement{Kind: string(kindCheckout), ClientReference: p.Reference, TransactionID: p.ID, Amount: p.Amount}}
+	alsoUnder, _ := p.Metadata["clientReference"].(string)
+
+	s.mu.Lock()
+	p.Customer = s.linkCustomer(payer)
+	p.CreatedAt = timestamp{s.Now()}
+	p.UpdatedAt = p.CreatedAt
+	_ = s.money.accept(p.movement, &outcome{}, p.CreatedAt.Time, alsoUnder) // no refusal, no payout: it cannot fail
+	s.payments.checkouts.insert(p.Reference, p)
+	created := *p
+	s.mu.Unlock()
+	writeData(w, http.StatusCreated, created)
+}
+
+// checkoutPayer reads the optional customer object: name and email required
+// when it is given, phone optional (SPEC "Hosted checkout").
+func checkoutPayer(f *fields) *customer {
+	raw, ok := f.value("customer")
+	if !ok {
+		return nil
+	}
+	inner, err := parseFields(raw)
+	if err != nil {
+		f.fail("customer", "customer must be an object")
+		return nil
+	}
+	inner.require("name", "email")
+	c := &customer{Status: "ACTIVE", Currency: defaultCurrency}
+	c.Name, _ = inner.optionalString("name")
+	c.Email, _ = inner.email("email")
+	nullableField(inner, "phone", inner.phone).applyTo(&c.Phone)
+	if inner.first != nil {
+		f.fail("customer."+inner.first.field, "customer.%s", inner.first.message)
+		return nil
+	}
+	c.emailKey = strings.ToLower(c.Email)
+	return c
+}
+
+// linkCustomer returns the payer as the record shows it, linked to the
+// business's customer with that email, which it creates when there is none.
+// s.mu must be held.
+func (s *Server) linkCustomer(payer *customer) *paymentCustomer {
+	if payer == nil {
+		return nil
+	}
+	if id, ok := s.customers.byEmail[payer.emailKey]; ok {
+		existing, _ := s.customers.table.get(id)
+		return &paymentCustomer{ID: existing.ID, Name: payer.Name, Email: payer.Email, Phone: payer.Phone}
+	}
+	payer.ID = newID("cust_")
+	payer.CreatedAt = timestamp{s.Now()}
+	payer.UpdatedAt = payer.CreatedAt
+	if s.customers.byEmail == nil {
+		s.customers.byEmail = make(map[string]string)
+	}
+	s.customers.byEmail[payer.emailKey] = payer.ID
+	s.customers.table.insert(payer.ID, payer)
+	return &paymentCustomer{ID: payer.ID, Name: payer.Name, Email: payer.Email, Phone: payer.Phone}
+}
+
+// baseURL is the address the caller reached the sandbox at, for links back to it.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// CompleteCheckout completes the PENDING checkout session reference as the
+// hosted page would: method is CARD, MOBILE_MONEY or BANK_TRANSFER, outcome
+// succeeded or failed. Success sets method, fee, net and paidAt and sends the
+// payment.succeeded webhook; failure sets FAILED with a failure code.
+func (s *Server) CompleteCheckout(reference, method, outcome string) error {
+	if _, ok := failureCodes[method]; !ok {
+		return validationError("method", "method must be one of %s", strings.Join(checkoutMethods, ", "))
+	}
+	if outcome != "succeeded" && outcome != "failed" {
+		return validationError("outcome", "outcome must be one of succeeded, failed")
+	}
+	s.mu.Lock()
+	p, ok := s.payments.checkouts.get(reference)
+	if !ok {
+		s.mu.Unlock()
+		return notFoundError("checkout payment", reference)
+	}
+	if p.Status != checkoutPending {
+		s.mu.Unlock()
+		return conflictError("checkout payment %s is %s; only a PENDING session can be completed", reference, p.Status)
+	}
+	now := s.Now()
+	p.UpdatedAt = timestamp{now}
+	if outcome == "failed" {
+		p.Status = checkoutFailed
+		code, message := failureCodes[method][0], failureCodes[method][1]
+		p.FailureCode, p.FailureMessage = &code, &message
+		s.money.settle(p.movement, CodeFailed, now)
+		s.mu.Unlock()
+		return nil
+	}
+	s.money.settle(p.movement, CodeSuccess, now)
+	p.Status, p.Method, p.PaidAt = checkoutSucceeded, &method, &timestamp{now}
+	p.Fee = percentFee(p.Amount, checkoutFeeBasisPoints)
+	p.Net = p.Amount - p.Fee
+	p.movement.Fee = p.Fee
+	switch method {
+	case "MOBILE_MONEY":
+		p.MobileMoneyDetail = &mobileMoneyDetail{Network: "MTN", Phone: payerPhone(p.Customer), ExternalRef: p.movement.externalID}
+	case "CARD":
+		p.CardDetail = &cardDetail{Brand: "VISA", Last4: "4242"}
+	}
+	event := paymentSucceeded(*p)
+	s.mu.Unlock()
+	s.deliver(s.cfg.WebhookURL, event)
+	return nil
+}
+
+// payerPhone is the number a mobile-money checkout was paid from: the
+// customer's, or the sandbox's own test wallet.
+func payerPhone(c *paymentCustomer) string {
+	if c != nil && c.Phone != nil {
+		return strings.TrimPrefix(*c.Phone, "+")
+	}
+	return "233240000000"
+}
+
+// webhookEvent is the checkout webhook, in its variant with id, environment
+// and createdAt (SPEC "Checkout and dashboard webhook").
+type webhookEvent struct {
+	ID          string         `json:"id"`
+	Event       string         `json:"event"`
+	Environment string         `json:"environment"`
+	CreatedAt   timestamp      `json:"createdAt"`
+	Data        webhookPayment `json:"data"`
+}
+
+type webhookPayment struct {
+	ID                string             `json:"id"`
+	Reference         string             `json:"reference"`
+	Status            string             `json:"status"`
+	Environment       string             `json:"environment"`
+	Method            *string            `json:"method"`
+	Amount            int64              `json:"amount"`
+	Currency          string             `json:"currency"`
+	Fee               int64              `json:"fee"`
+	Net               int64              `json:"net"`
+	Description       *string            `json:"description"`
+	Metadata          map[string]any     `json:"metadata"`
+	PaidAt            *timestamp         `json:"paidAt"`
+	Customer          *paymentCustomer   `json:"customer"`
+	MobileMoneyDetail *mobileMoneyDetail `json:"mobileMoneyDetail"`
+}
+
+func paymentSucceeded(p checkoutPayment) webhookEvent {
+	return webhookEvent{ID: newID("evt_"), Event: "payment.succeeded", Environment: p.Environment, CreatedAt: *p.PaidAt,
+		Data: webhookPayment{ID: p.ID, Reference: p.Reference, Status: p.Status, Environment: p.Environment, Method: p.Method,
+			Amount: p.Amount, Currency: p.Currency, Fee: p.Fee, Net: p.Net, Description: p.Description, Metadata: p.Metadata,
+			PaidAt: p.PaidAt, Customer: p.Customer, MobileMoneyDetail: p.MobileMoneyDetail}}
+}
+
+func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeFields(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	req := readMobileMoney(f, receiveProviders...)
+	if err := f.err(); err != nil {
+		writeError(w, err)
+		return
+	}
+	o := collectionOutcomes.of(req.phone)
+	rec := &receipt{ID: newID("pay_"), Currency: req.currency, Phone: req.phone, Provider: req.provider, Description: req.description}
+	m := &movement{Movement: Movement{Kind: string(kindReceive), ClientReference: req.clientReference, TransactionID: newReference(),
+		Amount: req.amount, Fee: percentFee(req.amount, receiveFeeBasisPoints)}, callbackURL: req.callbackURL}
+	m.callback = func() any { return transactionCallbackOf(m, rec.Description, rec.ID) }
+	rec.movement = m
+
+	s.mu.Lock()
+	err = s.checkCustomer(req.customerID)
+	if err == nil {
+		err = s.money.checkNew(kindReceive, m.ClientReference)
+	}
+	if err == nil {
+		err = s.money.accept(m, &o, s.Now())
+	}
+	if err == nil {
+		s.payments.addReceipt(rec)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeMoneyError(w, familySuccess, err)
+		return
+	}
+	s.resolveLater(m, o)
+	writeFlow(w, familySuccess, http.StatusOK, CodeAccepted, "the prompt was sent to the payer; the final state follows by callback", rec.view())
+}
+
+func (p *paymentStore) addReceipt(rec *receipt) {
+	if p.receives == nil {
+		p.receives = make(map[string]*receipt)
+	}
+	p.receives[rec.movement.ClientReference] = rec
+}
+
+// paymentStatus answers the one status path of checkout, receive and send
+// (SPEC "Hosted checkout"): a checkout reference first, then a receive's
+// client reference, then a send's, each in its own shape.
+func (s *Server) paymentStatus(w http.ResponseWriter, r *http.Request) {
+	reference := r.PathValue("reference")
+	s.mu.Lock()
+	answer := s.paymentStatusOf(reference)
+	s.mu.Unlock()
+	answer(w)
+}
+
+// paymentStatusOf finds reference and returns the answer describing it, to
+// be written once s.mu, which must be held, is released.
+func (s *Server) paymentStatusOf(reference string) func(http.ResponseWriter) {
+	if p, ok := s.payments.checkouts.get(reference); ok {
+		record := *p
+		return func(w http.ResponseWriter) { writeData(w, http.StatusOK, record) }
+	}
+	if rec, ok := s.payments.receives[reference]; ok {
+		code, message, data := collectionStatusOf(rec.movement, rec.Currency, "MOBILE_MONEY", func(n int64) int64 { return n })
+		return func(w http.ResponseWriter) { writeFlow(w, familyCamel, http.StatusOK, code, message, data) }
+	}
+	if p, ok := s.payouts.sends[reference]; ok {
+		body := p.status()
+		return func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, body) }
+	}
+	return func(w http.ResponseWriter) { writeError(w, notFoundError("payment", reference)) }
+}
