@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -478,3 +480,19 @@ func TestCreditFixturesMatchTheSandbox(t *testing.T) {
 }
 
 func creditStr(s string) *string { return &s }
+
+// BenchmarkSandboxGrantAndDeductOneWallet alternates grants and deducts on one
+// wallet from parallel goroutines: the contended case, every call serialised.
+func BenchmarkSandboxGrantAndDeductOneWallet(b *testing.B) {
+	s := newTestServer(b, Config{})
+	id := creditCustomer(b, s)
+	postGrant(b, s, id, map[string]any{"amount": 1_000_000})
+	var n atomic.Int64
+	benchmarkRequests(b, s, http.StatusOK, func() *http.Request {
+		op := "grant"
+		if n.Add(1)%2 == 0 {
+			op = "deduct"
+		}
+		return authorized(http.MethodPost, "/v1/credits/"+id+"/"+op, strings.NewReader(`{"amount":3,"description":"bench"}`))
+	})
+}

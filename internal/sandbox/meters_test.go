@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,4 +264,16 @@ func TestMeterFixturesMatchTheSandbox(t *testing.T) {
 	requireWireShapeOf(t, "meters/event.json", ev.Body.Bytes())
 	postMeterEvent(t, s, m.ID, fmt.Sprintf(`{"customerId":%q,"value":1,"idempotencyKey":"req-2","metadata":{"endpoint":"/items"}}`, cust), http.StatusCreated)
 	requireWireShapeOf(t, "meters/events_page1.json", serve(t, s, http.MethodGet, "/v1/meters/"+m.ID+"/events?limit=1", basicHeader, nil).Body.Bytes())
+}
+
+// BenchmarkSandboxRecordMeterEvent ingests events with distinct idempotency keys
+// into one meter from parallel goroutines.
+func BenchmarkSandboxRecordMeterEvent(b *testing.B) {
+	s := newTestServer(b, Config{})
+	m := postMeter(b, s, map[string]any{"name": "API calls", "eventName": "api.call"})
+	var n atomic.Int64
+	benchmarkRequests(b, s, http.StatusCreated, func() *http.Request {
+		body := fmt.Sprintf(`{"value":2,"idempotencyKey":"k-%d","metadata":{"region":"accra"}}`, n.Add(1))
+		return authorized(http.MethodPost, "/v1/meters/"+m.ID+"/events", strings.NewReader(body))
+	})
 }
