@@ -50,7 +50,7 @@ func (s *Server) deliver(url string, body any) {
 	if err != nil {
 		panic("sandbox: callback body does not encode: " + err.Error()) // our own types: a bug
 	}
-	s.schedule(s.Now(), func() { s.attemptDelivery(url, payload, 1) })
+	s.dispatch(url, payload) // through the callback faults (callback_faults.go)
 }
 
 func (s *Server) attemptDelivery(url string, payload []byte, attempt int) {

@@ -29,6 +29,7 @@ var routeGroups = []func(*Server) []route{
 	mandateRoutes,
 	checkoutPageRoutes,
 	controlRoutes,
+	callbackFaultRoutes,
 }
 
 // register serves rt behind its access checks: the caller's address first (as

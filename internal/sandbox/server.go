@@ -145,6 +145,8 @@ type Server struct {
 	deliveries deliveries // every callback and webhook attempt
 	faults     faultTable // injected faults, under their own lock
 
+	callbackFaults callbackFaultTable // injected callback faults, under their own lock
+
 	mu            sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers     customerStore
 	products      productStore

@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Callback bodies as the sandbox sends them, one of each shape.
+const (
+	faultedTransaction = `{"ResponseCode":"0000","Message":"success","Data":{"Amount":50.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`
+	faultedPayout      = `{"ResponseCode":"0000","Data":{"AmountDebited":51.00,"Amount":50.00,"ClientReference":"snd1","RecipientName":"AMA"}}`
+	faultedMandate     = `{"CustomerMsisdn":"233241234567","PreapprovalStatus":"APPROVED","ClientReferenceId":"mnd1"}`
+	faultedCheckout    = `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"SUCCEEDED","amount":5000}}`
+	faultedTrial       = `{"id":"evt_2","event":"customer.subscription.trial","data":{"id":"sub_1","status":"TRIALING"}}`
+)
+
+// deliverRaw has the sandbox deliver a raw JSON body to url.
+func deliverRaw(s *Server, url, body string) { s.deliver(url, json.RawMessage(body)) }
+
+func TestCallbackReferenceOfEveryShape(t *testing.T) {
+	for body, want := range map[string]string{
+		faultedTransaction: "rcv1", faultedPayout: "snd1", faultedMandate: "mnd1", faultedCheckout: "chk1", faultedTrial: "sub_1",
+		`{"x":1}`: "", `not json`: "",
+	} {
+		assert.Equal(t, want, callbackReference([]byte(body)), body)
+	}
+}
+
+func TestCallbackDroppedIsNeverDelivered(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "rcv1", Nth: 2}))
+
+	deliverRaw(s, url, faultedPayout) // another reference: not counted
+	deliverRaw(s, url, faultedTransaction)
+	deliverRaw(s, url, faultedTransaction) // the second of rcv1: dropped
+	deliverRaw(s, url, faultedTransaction)
+	s.Advance(24 * time.Hour)
+	got := deliveredTo(s, url)
+	require.Len(t, got, 3)
+	assert.Equal(t, "snd1", callbackReference(got[0]))
+	assert.Equal(t, "rcv1", callbackReference(got[1]))
+	assert.Equal(t, "rcv1", callbackReference(got[2]))
+}
+
+func TestCallbackDuplicatedIsDeliveredTwice(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDuplicated}))
+	deliverRaw(s, url, faultedMandate)
+	deliverRaw(s, url, faultedTransaction) // the fault was used up: once
+	s.Advance(0)
+	got := deliveredTo(s, url)
+	require.Len(t, got, 3)
+	assert.JSONEq(t, faultedMandate, string(got[0]))
+	assert.JSONEq(t, faultedMandate, string(got[1]))
+	assert.JSONEq(t, faultedTransaction, string(got[2]))
+}
+
+func TestCallbackStaleFollowsTheFinalOne(t *testing.T) {
+	for name, tc := range map[string]struct{ body, stale string }{
+		"transaction": {faultedTransaction, `{"ResponseCode":"0001","Message":"pending","Data":{"Amount":50.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`},
+		"payout":      {faultedPayout, `{"ResponseCode":"0001","Data":{"AmountDebited":51.00,"Amount":50.00,"ClientReference":"snd1","RecipientName":"AMA"}}`},
+		"mandate":     {faultedMandate, `{"CustomerMsisdn":"233241234567","PreapprovalStatus":"PENDING","ClientReferenceId":"mnd1"}`},
+		"checkout":    {faultedCheckout, `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"PENDING","amount":5000}}`},
+		"trial":       {faultedTrial, faultedTrial},
+	} {
+		t.Run(name, func(t *testing.T) {
+			url := newCallbackReceiver(t)
+			s := newTestServer(t, Config{})
+			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackStale}))
+			deliverRaw(s, url, tc.body)
+			s.Advance(0)
+			got := deliveredTo(s, url)
+			require.Len(t, got, 2)
+			assert.JSONEq(t, tc.body, string(got[0]), "the final state first")
+			assert.JSONEq(t, tc.stale, string(got[1]), "then the stale one")
+			if name == "transaction" {
+				assert.Equal(t, "50.00", string(object(t, object(t, got[1])["Data"])["Amount"]), "amounts keep their text")
+			}
+		})
+	}
+}
+
+func TestCallbackDelayedPastFiveMinutes(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDelayed, Reference: "rcv1"}))
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDelayed, Reference: "snd1", Delay: 30 * time.Minute}))
+	start := s.Now()
+	deliverRaw(s, url, faultedTransaction)
+	deliverRaw(s, url, faultedPayout)
+	s.Advance(DefaultCallbackDelay - time.Second)
+	assert.Empty(t, deliveredTo(s, url))
+	s.Advance(time.Second)
+	require.Len(t, deliveredTo(s, url), 1)
+	s.Advance(24 * time.Minute)
+	got := s.Deliveries()
+	require.Len(t, got, 2)
+	assert.Equal(t, start.Add(6*time.Minute), got[0].At)
+	assert.Equal(t, start.Add(30*time.Minute), got[1].At)
+	assert.Equal(t, "snd1", callbackReference(got[1].Body))
+}
+
+func TestCallbackFaultsAreRedeliveredLikeAnyCallback(t *testing.T) {
+	s := newTestServer(t, Config{})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDuplicated}))
+	deliverRaw(s, "http://127.0.0.1:1/unreachable", faultedTransaction)
+	s.Advance(30 * time.Second)
+	assert.Len(t, s.Deliveries(), 4, "each copy is tried, then retried after 30s")
+}
+
+func TestInjectCallbackFaultRefusesWhatItCannotDo(t *testing.T) {
+	s := newTestServer(t, Config{})
+	assert.ErrorContains(t, s.InjectCallbackFault(CallbackFault{Kind: "lose"}), "unknown callback fault kind")
+	assert.Error(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Nth: -1}))
+	assert.Error(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDelayed, Delay: -time.Second}))
+	assert.Empty(t, s.callbackFaults.armed)
+}
+
+func TestCallbackFaultControl(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{})
+	rec := serve(t, s, http.MethodPost, "/sandbox/callbacks/faults", basicHeader, `{"kind":"delay","reference":"rcv1","delaySeconds":420}`)
+	body := answer(t, rec, http.StatusCreated)
+	assert.JSONEq(t, `{"kind":"delay","reference":"rcv1","nth":1,"delaySeconds":420}`, string(body["data"]))
+
+	for _, tc := range []struct{ body, field string }{
+		{`{}`, "kind"},
+		{`{"kind":"lose"}`, "kind"},
+		{`{"kind":"drop","nth":0}`, "nth"},
+		{`{"kind":"delay","delaySeconds":-5}`, "delaySeconds"},
+		{`{"kind":"drop","reference":7}`, "reference"},
+	} {
+		requireError(t, serve(t, s, http.MethodPost, "/sandbox/callbacks/faults", basicHeader, tc.body), http.StatusBadRequest, CodeValidation, tc.field, "")
+	}
+	requireError(t, serve(t, s, http.MethodPost, "/sandbox/callbacks/faults", "", `{"kind":"drop"}`), http.StatusUnauthorized, CodeKeysMismatch, "", "")
+	require.Len(t, s.callbackFaults.armed, 1, "refused requests armed nothing")
+
+	deliverRaw(s, url, faultedTransaction)
+	s.Advance(7*time.Minute - time.Second)
+	assert.Empty(t, deliveredTo(s, url))
+	s.Advance(time.Second)
+	assert.Len(t, deliveredTo(s, url), 1)
+}
+
+func TestADroppedReceiveCallbackLeavesTheStatusCheck(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "rcv9"}))
+	answer(t, serve(t, s, http.MethodPost, "/v1/payments/receive", basicHeader, receiveBody("+233241234567", "rcv9", url)), http.StatusOK)
+	s.Advance(time.Hour)
+	assert.Empty(t, deliveredTo(s, url), "the callback was dropped")
+	status := answer(t, serve(t, s, http.MethodGet, "/v1/payments/rcv9", basicHeader, nil), http.StatusOK)
+	assert.Equal(t, `"0000"`, string(status["responseCode"]))
+	assert.Equal(t, `"Paid"`, string(object(t, status["data"])["status"]), "the money moved all the same")
+}
