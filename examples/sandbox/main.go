@@ -4,6 +4,7 @@
 //
 //	go run ./examples/sandbox
 //	go run ./examples/sandbox -addr 127.0.0.1:4010 -resolve-after 5s -webhook-url http://127.0.0.1:8080/hooks
+//	go run ./examples/sandbox -disbursement-balance 500.00 # to see payouts fail with 4075
 //
 // It prints its base URL, the hosted-checkout address and the credentials,
 // then serves until interrupted. State lives in memory and is gone when it stops.
@@ -21,6 +22,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,12 +50,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	allowIPs := flags.String("allow-ip", "", "comma-separated addresses or CIDR prefixes admitted to the IP-restricted endpoints (default: loopback)")
 	resolveAfter := flags.Duration("resolve-after", 2*time.Second, "delay before a money movement reaches its final state")
 	webhookURL := flags.String("webhook-url", "", "URL that receives checkout webhooks (payment.succeeded)")
+	balance := flags.String("disbursement-balance", "1000000.00", "starting balance of the disbursement account in GHS, at most two decimals")
 	verbose := flags.Bool("v", false, "log every request to stdout")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 
-	cfg := sandbox.Config{ResolveAfter: *resolveAfter, WebhookURL: *webhookURL}
+	minorUnits, err := parseAmount(*balance)
+	if err != nil {
+		return fmt.Errorf("-disbursement-balance: %w", err)
+	}
+	cfg := sandbox.Config{ResolveAfter: *resolveAfter, WebhookURL: *webhookURL, DisbursementBalance: minorUnits}
 	switch *scopes {
 	case "":
 	case "none":
@@ -110,13 +117,15 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config) {
   secret key:           %s
   session token:        %s
   disbursement account: %s
+  disbursement balance: %s GHS
   scopes:               %s
   allowed IPs:          %s
   resolve after:        %s
+  sandbox controls:     POST /sandbox/clock/advance, POST /sandbox/payments/{reference}/complete, GET /sandbox/sms?msisdn=
 Press Ctrl+C to stop.
 `, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
 		strings.Join(cfg.SessionTokens, ", "), cfg.DisbursementAccount,
-		strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter)
+		formatAmount(cfg.DisbursementBalance), strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter)
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
@@ -154,4 +163,26 @@ func joinPrefixes(prefixes []netip.Prefix) string {
 		parts[i] = p.String()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// parseAmount reads a positive amount in major units with at most two
+// decimals ("1000000", "250.5", "0.01") as minor units, without floats.
+func parseAmount(s string) (int64, error) {
+	whole, fraction, hasFraction := strings.Cut(s, ".")
+	invalid := fmt.Errorf("%q is not a positive amount with at most two decimals, such as 250000.00", s)
+	if whole == "" || len(whole) > 12 || strings.Trim(whole, "0123456789") != "" ||
+		hasFraction && (fraction == "" || len(fraction) > 2 || strings.Trim(fraction, "0123456789") != "") {
+		return 0, invalid
+	}
+	major, _ := strconv.ParseInt(whole, 10, 64) // at most 12 digits: it fits
+	minor, _ := strconv.ParseInt((fraction + "00")[:2], 10, 64)
+	if major == 0 && minor == 0 {
+		return 0, invalid
+	}
+	return major*100 + minor, nil
+}
+
+// formatAmount writes minor units in major units with two decimals.
+func formatAmount(minorUnits int64) string {
+	return fmt.Sprintf("%d.%02d", minorUnits/100, minorUnits%100)
 }

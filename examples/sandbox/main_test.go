@@ -68,6 +68,8 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 	assert.Equal(t, sandbox.DefaultSecretKey, banner["secret key"])
 	assert.Equal(t, sandbox.DefaultDisbursementAccount, banner["disbursement account"])
 	assert.Equal(t, "2s", banner["resolve after"])
+	assert.Equal(t, "1000000.00 GHS", banner["disbursement balance"])
+	assert.Contains(t, banner["sandbox controls"], "POST /sandbox/payments/{reference}/complete")
 
 	req, err := http.NewRequest(http.MethodPost, baseURL+"/v1/customers", strings.NewReader(`{"email":"ada@example.com","name":"Ada"}`))
 	require.NoError(t, err)
@@ -94,10 +96,12 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 
 func TestRunAppliesItsFlags(t *testing.T) {
 	banner, cancel, done := startRun(t, "-addr", "127.0.0.1:0", "-scopes", "customers:read, products:read",
-		"-allow-ip", "10.0.0.0/8,192.0.2.7", "-resolve-after", "0s", "-webhook-url", "http://127.0.0.1:9/hooks")
+		"-allow-ip", "10.0.0.0/8,192.0.2.7", "-resolve-after", "0s", "-webhook-url", "http://127.0.0.1:9/hooks",
+		"-disbursement-balance", "250.5")
 	assert.Equal(t, "customers:read, products:read", banner["scopes"])
 	assert.Equal(t, "10.0.0.0/8, 192.0.2.7/32", banner["allowed IPs"])
 	assert.Equal(t, "0s", banner["resolve after"])
+	assert.Equal(t, "250.50 GHS", banner["disbursement balance"])
 
 	req, err := http.NewRequest(http.MethodPost, banner["base URL"]+"/v1/customers", strings.NewReader(`{"email":"ada@example.com","name":"Ada"}`))
 	require.NoError(t, err)
@@ -130,6 +134,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 	assert.ErrorContains(t, run(ctx, []string{"-allow-ip", "10.0.0.0/8,nonsense"}, io.Discard), `"nonsense" is neither an address nor a CIDR prefix`)
 	assert.Error(t, run(ctx, []string{"-no-such-flag"}, io.Discard))
 	assert.Error(t, run(ctx, []string{"-addr", "256.0.0.1:0"}, io.Discard))
+	assert.ErrorContains(t, run(ctx, []string{"-disbursement-balance", "10.123"}, io.Discard), "-disbursement-balance")
 }
 
 func TestParsePrefixes(t *testing.T) {
@@ -143,4 +148,18 @@ func TestParsePrefixes(t *testing.T) {
 		netip.MustParsePrefix("198.51.100.1/32"),
 	}, prefixes)
 	assert.Equal(t, []string{"a", "b"}, splitList(" a, ,b,"))
+}
+
+func TestParseAmount(t *testing.T) {
+	for text, want := range map[string]int64{"1000000": 100_000_000, "250.5": 25_050, "0.01": 1, "10.00": 1_000} {
+		got, err := parseAmount(text)
+		require.NoError(t, err, text)
+		assert.Equal(t, want, got, text)
+	}
+	for _, text := range []string{"", "0", "0.00", "-5", "1.234", "1.", ".5", "1e3", "ten", "1000000000000"} {
+		_, err := parseAmount(text)
+		assert.Error(t, err, text)
+	}
+	assert.Equal(t, "1000000.00", formatAmount(100_000_000))
+	assert.Equal(t, "0.05", formatAmount(5))
 }
