@@ -1,0 +1,59 @@
+package billingtest
+
+import (
+	"time"
+
+	"github.com/billingsdk/billing-go/internal/sandbox"
+)
+
+// CallbackFaultKind is what an injected callback fault does to the callback or webhook
+// it hits.
+type CallbackFaultKind string
+
+const (
+	// CallbackDropped never delivers the callback, so the receiver must fall back to
+	// the status check. The money moves all the same.
+	CallbackDropped = CallbackFaultKind(sandbox.CallbackDropped)
+	// CallbackDuplicated delivers the callback twice.
+	CallbackDuplicated = CallbackFaultKind(sandbox.CallbackDuplicated)
+	// CallbackStale delivers the callback, then a stale copy of it in the state before
+	// the final one: ResponseCode 0001 and Message "pending", PreapprovalStatus
+	// PENDING, or a checkout's data.status PENDING.
+	CallbackStale = CallbackFaultKind(sandbox.CallbackStale)
+	// CallbackDelayed holds the callback back for the fault's Delay of sandbox time
+	// (six minutes when zero: past the five minutes after which a receiver asks the
+	// status check).
+	CallbackDelayed = CallbackFaultKind(sandbox.CallbackDelayed)
+)
+
+// CallbackFault makes one callback or webhook go wrong in a chosen way.
+type CallbackFault struct {
+	// Kind is what happens to the callback.
+	Kind CallbackFaultKind
+	// Reference picks the callbacks of one operation: the client reference of a
+	// receive, send, send-to-bank or direct-debit charge, the clientReferenceId of a
+	// mandate, the reference of a checkout payment, the id of a subscription. Empty
+	// matches every callback and webhook.
+	Reference string
+	// Nth picks the callback: 1 (or 0) is the next matching one from the injection
+	// on, 2 the one after, and so on.
+	Nth int
+	// Delay is the hold of CallbackDelayed, in sandbox time.
+	Delay time.Duration
+}
+
+// InjectCallbackFault arms f. Each callback takes at most one fault; two faults due on
+// the same callback hit it and the next matching one, in injection order. Redeliveries
+// after a non-2xx answer are not counted. It panics on an unknown kind or a negative Nth
+// or Delay, as a test helper should.
+//
+// The same control is served over HTTP as POST /sandbox/callbacks/faults with
+// {"kind": "drop"|"duplicate"|"stale"|"delay", "reference", "nth", "delaySeconds"}.
+func (s *Server) InjectCallbackFault(f CallbackFault) {
+	err := s.sandbox.InjectCallbackFault(sandbox.CallbackFault{
+		Kind: sandbox.CallbackFaultKind(f.Kind), Reference: f.Reference, Nth: f.Nth, Delay: f.Delay,
+	})
+	if err != nil {
+		panic("billingtest: " + err.Error())
+	}
+}
