@@ -76,6 +76,11 @@ var codeSentinels = map[ResponseCode]error{
 	CodeValidation:   ErrInvalidRequest,
 
 	codeInsufficientCredits: ErrInsufficientCredits,
+
+	CodeLicenseNotActive:       ErrLicenseNotActive,
+	CodeLicenseExpired:         ErrLicenseExpired,
+	CodeActivationLimitReached: ErrActivationLimit,
+	CodeLicenseRevoked:         ErrLicenseRevoked,
 }
 
 // statusSentinels maps HTTP statuses to the sentinel errors.Is matches for them.

@@ -1,4 +1,167 @@
 package billing
 
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
 // SubscriptionsService subscribes customers to recurring prices (SPEC "Subscriptions").
+//
+// The service offers two path forms with identical bodies: /v1/subscriptions, which
+// takes client credentials, and the short /subscriptions, which takes a session token
+// or the secret key. A client with client credentials uses the first; any other client
+// uses the second.
 type SubscriptionsService service
+
+// SubscriptionStatus is the state of a subscription (SPEC "States and transitions").
+type SubscriptionStatus string
+
+// The subscription states.
+const (
+	// SubscriptionStatusIncomplete: created, initial invoice unpaid.
+	SubscriptionStatusIncomplete SubscriptionStatus = "INCOMPLETE"
+	// SubscriptionStatusTrialing: in its free trial, nothing charged.
+	SubscriptionStatusTrialing SubscriptionStatus = "TRIALING"
+	// SubscriptionStatusActive: in good standing.
+	SubscriptionStatusActive SubscriptionStatus = "ACTIVE"
+	// SubscriptionStatusPastDue: an invoice payment failed; renewals are retried.
+	SubscriptionStatusPastDue SubscriptionStatus = "PAST_DUE"
+	// SubscriptionStatusUnpaid: the retries failed; access should be restricted.
+	SubscriptionStatusUnpaid SubscriptionStatus = "UNPAID"
+	// SubscriptionStatusCanceled: cancelled and inactive, for good.
+	SubscriptionStatusCanceled SubscriptionStatus = "CANCELED"
+	// SubscriptionStatusPaused: billing paused until Resume.
+	SubscriptionStatusPaused SubscriptionStatus = "PAUSED"
+)
+
+// Subscription is a customer's subscription to a recurring price. Moments that do not
+// apply (no trial, no scheduled cancel) are zero.
+type Subscription struct {
+	ID         string `json:"id"`
+	CustomerID string `json:"customerId"`
+	// PriceID and Quantity are not in the spec's record; the sandbox sends them, and
+	// they are zero when a service does not.
+	PriceID  string             `json:"priceId,omitempty"`
+	Quantity int                `json:"quantity,omitempty"`
+	Status   SubscriptionStatus `json:"status"`
+	Currency string             `json:"currency,omitempty"`
+	// TrialStart and TrialEnd bound the free trial, when there is one.
+	TrialStart time.Time `json:"trialStart,omitzero"`
+	TrialEnd   time.Time `json:"trialEnd,omitzero"`
+	// CurrentPeriodStart and CurrentPeriodEnd bound the period being billed (the trial,
+	// while trialing). An invoice goes out at the start of each period.
+	CurrentPeriodStart time.Time `json:"currentPeriodStart,omitzero"`
+	CurrentPeriodEnd   time.Time `json:"currentPeriodEnd,omitzero"`
+	// CancelAt is when a scheduled cancellation takes effect.
+	CancelAt time.Time `json:"cancelAt,omitzero"`
+	// CanceledAt is when the cancellation was asked for.
+	CanceledAt time.Time `json:"canceledAt,omitzero"`
+	CreatedAt  time.Time `json:"createdAt,omitzero"`
+}
+
+// SubscriptionState is what Cancel, Pause and Resume answer: the subscription's id and
+// status after the change, and for Cancel when it ends and when that was asked.
+type SubscriptionState struct {
+	ID     string             `json:"id"`
+	Status SubscriptionStatus `json:"status"`
+	// CancelAt is set by a cancel at the period end: the moment it takes effect.
+	CancelAt time.Time `json:"cancelAt,omitzero"`
+	// CanceledAt is set by a cancel: the moment it was asked for.
+	CanceledAt time.Time `json:"canceledAt,omitzero"`
+}
+
+// SubscriptionCreateParams subscribes a customer to a recurring price. CustomerID and
+// PriceID are required.
+type SubscriptionCreateParams struct {
+	CustomerID string `json:"customerId"`
+	PriceID    string `json:"priceId"`
+	// Quantity defaults to 1.
+	Quantity int `json:"quantity,omitempty"`
+	// TrialDays starts the subscription with a free trial of that many days, up to
+	// MaxTrialDays. Zero leaves the trial to the price's TrialPeriodDays.
+	TrialDays int `json:"trialDays,omitempty"`
+}
+
+func (p *SubscriptionCreateParams) validate() error {
+	if p == nil {
+		return invalid("params", "are required")
+	}
+	return firstError(
+		required("customerId", p.CustomerID),
+		required("priceId", p.PriceID),
+		notNegative("quantity", p.Quantity),
+		intRange("trialDays", p.TrialDays, 0, MaxTrialDays, "must be from 0 to 730"),
+	)
+}
+
+// SubscriptionCancelParams says when a cancel takes effect.
+type SubscriptionCancelParams struct {
+	// AtPeriodEnd keeps an ACTIVE subscription running to the end of its current
+	// period and cancels it then. False cancels at once.
+	AtPeriodEnd bool `json:"atPeriodEnd"`
+}
+
+// subscriptionCall sends a subscription request on the path form the client's
+// credentials allow: /v1/subscriptions with client credentials, else /subscriptions
+// with a session token or the secret key. suffix is escaped already.
+func subscriptionCall[T any](ctx context.Context, c *Client, method, suffix string, body any) (*T, error) {
+	o := newOp(method, "/subscriptions"+suffix)
+	o.auth = authSession
+	if c.basicAuth != "" {
+		o.path, o.auth = "/v1"+o.path, authBasic
+	}
+	o.body = body
+	return send[T](ctx, c, o)
+}
+
+// Create subscribes a customer to a recurring price. With a trial (TrialDays, or the
+// price's TrialPeriodDays) the subscription starts TRIALING and the service sends the
+// customer.subscription.trial webhook; without one it starts ACTIVE. An archived price
+// cannot be subscribed to.
+func (s *SubscriptionsService) Create(ctx context.Context, p *SubscriptionCreateParams) (*Subscription, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return subscriptionCall[Subscription](ctx, s.client, http.MethodPost, "", p)
+}
+
+// Get returns the subscription with the given id. The spec lists no such endpoint; the
+// sandbox serves it, so the clock-driven moves (trial end, renewal, scheduled cancel)
+// can be watched.
+func (s *SubscriptionsService) Get(ctx context.Context, id string) (*Subscription, error) {
+	if err := required("id", id); err != nil {
+		return nil, err
+	}
+	return subscriptionCall[Subscription](ctx, s.client, http.MethodGet, pathf("/%s", id), nil)
+}
+
+// Cancel cancels a subscription, at once or (p.AtPeriodEnd, for an ACTIVE
+// subscription) at the end of its current period. A nil p cancels at once. A cancelled
+// subscription cannot be cancelled again.
+func (s *SubscriptionsService) Cancel(ctx context.Context, id string, p *SubscriptionCancelParams) (*SubscriptionState, error) {
+	if err := required("id", id); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		p = &SubscriptionCancelParams{}
+	}
+	return subscriptionCall[SubscriptionState](ctx, s.client, http.MethodPatch, pathf("/%s/cancel", id), p)
+}
+
+// Pause stops the billing cycles of a subscription that is not cancelled.
+func (s *SubscriptionsService) Pause(ctx context.Context, id string) (*SubscriptionState, error) {
+	if err := required("id", id); err != nil {
+		return nil, err
+	}
+	return subscriptionCall[SubscriptionState](ctx, s.client, http.MethodPatch, pathf("/%s/pause", id), nil)
+}
+
+// Resume restarts billing of a PAUSED subscription, which becomes ACTIVE. Resuming a
+// subscription in any other state is refused.
+func (s *SubscriptionsService) Resume(ctx context.Context, id string) (*SubscriptionState, error) {
+	if err := required("id", id); err != nil {
+		return nil, err
+	}
+	return subscriptionCall[SubscriptionState](ctx, s.client, http.MethodPatch, pathf("/%s/resume", id), nil)
+}
