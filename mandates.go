@@ -107,11 +107,9 @@ func (s *MandatesService) Create(ctx context.Context, p *MandateCreateParams) (*
 		return nil, err
 	}
 	body := *p
-	msisdn, err := normalizePhone("customerMsisdn", p.CustomerMSISDN)
-	if err != nil {
+	if err := internationalDigits("customerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
-	body.CustomerMSISDN = msisdn
 	return send[Mandate](ctx, s.client, moneyOp(http.MethodPost, "/v1/mandates", &body, p.ClientReferenceID, false))
 }
 
@@ -154,11 +152,9 @@ func (s *MandatesService) VerifyOTP(ctx context.Context, p *MandateVerifyOTPPara
 		return nil, err
 	}
 	body := *p
-	msisdn, err := normalizePhone("customerMsisdn", p.CustomerMSISDN)
-	if err != nil {
+	if err := internationalDigits("customerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
-	body.CustomerMSISDN = msisdn
 	o := newOp(http.MethodPost, "/v1/mandates/verifyotp")
 	o.body, o.auth = &body, authBasic
 	return send[Mandate](ctx, s.client, o)
@@ -215,11 +211,9 @@ func (s *MandatesService) Reactivate(ctx context.Context, p *MandateReactivatePa
 		return nil, err
 	}
 	body := *p
-	msisdn, err := normalizePhone("customerMsisdn", p.CustomerMSISDN)
-	if err != nil {
+	if err := internationalDigits("customerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
-	body.CustomerMSISDN = msisdn
 	o := newOp(http.MethodPost, "/v1/mandates/preapproval/reactivate")
 	o.body, o.auth = &body, authBasic
 	return send[Mandate](ctx, s.client, o)
@@ -283,11 +277,9 @@ func (s *MandatesService) Charge(ctx context.Context, p *DirectDebitParams) (*Di
 		return nil, err
 	}
 	body := *p
-	msisdn, err := normalizePhone("CustomerMsisdn", p.CustomerMSISDN)
-	if err != nil {
+	if err := internationalDigits("CustomerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
-	body.CustomerMSISDN = msisdn
 	return send[DirectDebit](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/direct-debit", &body, p.ClientReference, true))
 }
 

@@ -274,11 +274,9 @@ func (s *PaymentsService) Receive(ctx context.Context, p *ReceiveParams) (*Direc
 	}
 	body := *p
 	body.Currency = strings.ToUpper(body.Currency)
-	phone, err := normalizePhone("phone", p.Phone)
-	if err != nil {
+	if err := internationalDigits("phone", &body.Phone); err != nil {
 		return nil, err
 	}
-	body.Phone = phone
 	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
 	return send[DirectReceive](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/receive", &body, p.ClientReference, true))
 }
@@ -518,7 +516,16 @@ func optionalPhone(field string, phone *string) error {
 	if *phone == "" {
 		return nil
 	}
+	return internationalDigits(field, phone)
+}
+
+// internationalDigits normalises a phone number in place to its international digits
+// ("+233 24 123 4567" becomes "233241234567").
+func internationalDigits(field string, phone *string) error {
 	digits, err := normalizePhone(field, *phone)
+	if err != nil {
+		return err
+	}
 	*phone = digits
-	return err
+	return nil
 }

@@ -115,13 +115,11 @@ func (s *PayoutsService) Send(ctx context.Context, p *SendParams) (*DirectSend, 
 	}
 	body := *p
 	body.Currency = strings.ToUpper(body.Currency)
-	phone, err := normalizePhone("phone", p.Phone)
-	if err != nil {
+	if err := internationalDigits("phone", &body.Phone); err != nil {
 		return nil, err
 	}
-	body.Phone = phone
 	if strings.TrimSpace(body.Name) == "" {
-		body.Name = phone
+		body.Name = body.Phone
 	}
 	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
 	return send[DirectSend](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/send", &body, p.ClientReference, true))
