@@ -1,0 +1,81 @@
+package billing_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/billingtest"
+)
+
+// A mobile-money payout out of the disbursement account, then its status check.
+func ExamplePayoutsService_Send() {
+	srv, err := billingtest.Start(billingtest.WithManualClock())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c := srv.Client()
+	ctx := context.Background()
+
+	s, err := c.Payouts.Send(ctx, &billing.SendParams{
+		Amount:          15000, // 150.00 GHS
+		Phone:           "233201234567",
+		Provider:        billing.ProviderTelecel,
+		Name:            "Kofi Boateng",
+		Description:     "Refund of order 1040",
+		ClientReference: "refund1040",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(s.Status, "fee", s.Fee)
+
+	srv.Advance(time.Second)
+	st, err := c.Payouts.SendStatus(ctx, "refund1040")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(st.ResponseCode, st.TransactionStatus, st.Channel, "final:", st.IsFinal())
+	// Output:
+	// PROCESSING fee 150
+	// 0000 success vodafone-gh final: true
+}
+
+// A payout to a bank account. Amounts are decimals on the wire: DecimalAmount holds minor
+// units and always writes two decimals.
+func ExamplePayoutsService_SendToBank() {
+	srv, err := billingtest.Start(billingtest.WithManualClock())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c := srv.Client() // its disbursement account comes from WithDisbursementAccount
+	ctx := context.Background()
+
+	bt, err := c.Payouts.SendToBank(ctx, &billing.BankTransferParams{
+		BankCode:           "300302",
+		Amount:             50000, // 500.00
+		PrimaryCallbackURL: "https://shop.example.com/callbacks/bank",
+		Description:        "Supplier invoice 88",
+		BankAccountNumber:  "1441000123456",
+		BankAccountName:    "Adwoa Farms Ltd",
+		ClientReference:    "supplier88",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("amount", bt.Amount, "charges", bt.Charges, "debited", bt.AmountDebited)
+
+	srv.Advance(time.Second)
+	st, err := c.Payouts.BankTransferStatus(ctx, &billing.BankTransferStatusParams{ClientReference: "supplier88"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(st.TransactionStatus, st.Channel, "succeeded:", st.Succeeded())
+	// Output:
+	// amount 500.00 charges 1.00 debited 501.00
+	// success gip-gh succeeded: true
+}
