@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckoutRuns(t *testing.T) {
+	t.Setenv("BILLING_BASE_URL", "")
+	t.Setenv("BILLING_CLIENT_ID", "")
+	t.Setenv("BILLING_CLIENT_SECRET", "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, &out))
+	assert.Regexp(t, `session (\w+): PENDING; send the payer to http://127\.0\.0\.1:\d+/checkout/(\w+)\n`, out.String())
+	assert.Regexp(t, `webhook payment\.succeeded for \w+: succeeded\n`, out.String())
+	for _, line := range []string{
+		"paid by MOBILE_MONEY (MTN): fee 0.98, net 49.02 GHS; fulfil: true\n",
+		"second session FAILED: card_declined",
+	} {
+		assert.Contains(t, out.String(), line)
+	}
+}

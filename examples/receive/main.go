@@ -1,0 +1,118 @@
+// Receive asks customers' phones to approve mobile-money payments, then waits for each
+// outcome the way production code should: the callback when it comes, the status check
+// when it does not (a Tracker does both). With no credentials in the environment it runs
+// against an embedded sandbox, whose test numbers choose the outcomes.
+//
+//	go run ./examples/receive
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	env, err := exampleenv.Connect(out)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	c := env.Client
+
+	// The Tracker takes the callbacks at CallbackURL and falls back to the status check
+	// when none has come five minutes after the request.
+	tracker := billing.NewTracker(c, billing.TrackerOptions{})
+	callbackURL, stop, err := serveCallbacks(tracker.Handler())
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	// Client references must be unique: a reused one is refused and moves nothing.
+	run := time.Now().UnixNano()
+	var paidRef string
+	for i, payer := range []struct{ who, phone string }{
+		{"a customer who approves", "+233 24 123 4567"},
+		{"a customer who types a wrong PIN", "233 24 123 0001"}, // sandbox test number 0001
+	} {
+		ref := fmt.Sprintf("order%d%d", run, i)
+		r, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
+			Amount:          2500, // 25.00 GHS
+			Phone:           payer.phone,
+			Provider:        billing.ProviderMTN,
+			Description:     "Order " + ref,
+			ClientReference: ref,
+			CallbackURL:     callbackURL,
+		})
+		if err != nil {
+			return fmt.Errorf("asking %s: %w", payer.who, err)
+		}
+		fmt.Fprintf(out, "asked %s (%s) for 25.00 GHS: %s\n", payer.who, r.Phone, r.Status)
+
+		outcome, err := tracker.Await(ctx, billing.KindReceive, ref)
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", ref, err)
+		}
+		fmt.Fprintf(out, "  outcome by %s: %s, code %s\n", outcome.Source, outcome.State, outcome.Code)
+		if outcome.Succeeded() {
+			paidRef = ref
+		}
+	}
+
+	// The status check says the same, with the charges.
+	st, err := c.Payments.ReceiveStatus(ctx, paidRef)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "status check: %s, fulfilled %t, charges %d, %d after charges\n", st.Status, st.IsFulfilled, st.Charges, st.AmountAfterCharges)
+
+	// A decline is a plain error, and nothing moved.
+	_, err = c.Payments.Receive(ctx, &billing.ReceiveParams{
+		Amount: 2500, Phone: "233241230003", Provider: billing.ProviderMTN, // sandbox test number 0003
+		Description: "Order", ClientReference: fmt.Sprintf("order%d9", run),
+	})
+	var apiErr *billing.APIError
+	if errors.As(err, &apiErr) {
+		fmt.Fprintf(out, "declined at once: code %s\n", apiErr.Code)
+	}
+
+	// Bad input never leaves the machine.
+	_, err = c.Payments.Receive(ctx, &billing.ReceiveParams{
+		Amount: 2500, Phone: "024 123 4567", Provider: billing.ProviderMTN, Description: "Order", ClientReference: "x1",
+	})
+	var invalid *billing.ValidationError
+	if errors.As(err, &invalid) {
+		fmt.Fprintf(out, "refused before sending: %s %s\n", invalid.Field, invalid.Rule)
+	}
+	return nil
+}
+
+// serveCallbacks serves h on a loopback port, where the embedded sandbox can reach it, and
+// returns its URL. In production the service is given a public HTTPS URL instead.
+func serveCallbacks(h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
+}
