@@ -240,10 +240,7 @@ func TestMetersUsageStopsAtAnError(t *testing.T) {
 
 func TestMetersValidationSendsNothing(t *testing.T) {
 	from := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	refusedBeforeSending{
 		"create nil": {func(c *Client) error { _, err := c.Meters.Create(ctx(), nil); return err }, "params"},
 		"create name": {func(c *Client) error {
 			_, err := c.Meters.Create(ctx(), &MeterCreateParams{EventName: "e"})
@@ -300,17 +297,7 @@ func TestMetersValidationSendsNothing(t *testing.T) {
 			_, err := c.Meters.Usage(ctx(), "met_1", "", from, from.Add(-time.Hour))
 			return err
 		}, "from"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			err := tc.call(c)
-			var v *ValidationError
-			require.ErrorAs(t, err, &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	}.run(t)
 	// A key of 255 characters, and a one-instant window, are fine.
 	c, mock := newMockClient(t)
 	mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/meters/met_1/events", fixtureResponder(t, 201, "meters/event.json"))

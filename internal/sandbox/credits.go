@@ -141,14 +141,20 @@ func (s *Server) getWallet(w http.ResponseWriter, r *http.Request) {
 	writeResult(w, http.StatusOK, view, err)
 }
 
-func (s *Server) grantCredits(w http.ResponseWriter, r *http.Request) {
+// changeCredits is the frame of a grant and a deduct: it reads the entry, and more
+// with readMore when given, then under the lock hands the customer's wallet (nil
+// before the first grant) to apply and answers the wallet and the entry apply wrote.
+func (s *Server) changeCredits(w http.ResponseWriter, r *http.Request, readMore func(*fields),
+	apply func(customerID string, wallet *creditWallet, e creditEntryFields, now time.Time) (*creditWallet, *creditTransaction, error)) {
 	f, err := decodeFields(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	entry := readCreditEntry(f)
-	expiresAt, hasExpiry := f.timestamp("expiresAt")
+	if readMore != nil {
+		readMore(f)
+	}
 	if err := f.err(); err != nil {
 		writeError(w, err)
 		return
@@ -157,26 +163,40 @@ func (s *Server) grantCredits(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	wallet, err := s.walletOf(customerID)
+	var tx *creditTransaction
+	if err == nil {
+		wallet, tx, err = apply(customerID, wallet, entry, s.Now())
+	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	now := s.Now()
-	if hasExpiry && !expiresAt.After(now) {
-		writeError(w, validationError("expiresAt", "expiresAt must be in the future"))
-		return
-	}
-	if wallet != nil && entry.amount > math.MaxInt64-wallet.Balance {
-		writeError(w, validationError("amount", "amount would take the balance beyond %d credits", int64(math.MaxInt64)))
-		return
-	}
-	if wallet == nil {
-		wallet = s.openWallet(customerID, now)
-	}
-	tx := wallet.record("GRANT", entry, now, func(balance int64) int64 { return balance + entry.amount })
-	lot := &creditLot{grantID: tx.ID, remaining: entry.amount}
-	if hasExpiry {
-		lot.expiresAt = expiresAt
+	writeData(w, http.StatusOK, creditChange{Wallet: wallet.walletBalance, Transaction: *tx})
+}
+
+func (s *Server) grantCredits(w http.ResponseWriter, r *http.Request) {
+	var expiresAt time.Time
+	var hasExpiry bool
+	s.changeCredits(w, r, func(f *fields) { expiresAt, hasExpiry = f.timestamp("expiresAt") },
+		func(customerID string, wallet *creditWallet, e creditEntryFields, now time.Time) (*creditWallet, *creditTransaction, error) {
+			if hasExpiry && !expiresAt.After(now) {
+				return nil, nil, validationError("expiresAt", "expiresAt must be in the future")
+			}
+			if wallet == nil {
+				wallet = s.openWallet(customerID, now)
+			} else if e.amount > math.MaxInt64-wallet.Balance {
+				return nil, nil, validationError("amount", "amount would take the balance beyond %d credits", int64(math.MaxInt64))
+			}
+			return wallet, s.addGrant(wallet, e, expiresAt, now), nil
+		})
+}
+
+// addGrant writes a GRANT entry and keeps its credits as a lot, due to expire at
+// expiresAt unless that is zero. Call it with s.mu held.
+func (s *Server) addGrant(wallet *creditWallet, e creditEntryFields, expiresAt, now time.Time) *creditTransaction {
+	tx := wallet.record("GRANT", e, now, func(balance int64) int64 { return balance + e.amount })
+	lot := &creditLot{grantID: tx.ID, remaining: e.amount, expiresAt: expiresAt}
+	if !expiresAt.IsZero() {
 		tx.ExpiresAt = &timestamp{expiresAt}
 		s.schedule(expiresAt, func() {
 			s.mu.Lock()
@@ -188,41 +208,23 @@ func (s *Server) grantCredits(w http.ResponseWriter, r *http.Request) {
 	// grant order. The lots are in draw-down order, so the search can halve.
 	at := sort.Search(len(wallet.lots), func(i int) bool { return lot.drawsBefore(wallet.lots[i]) })
 	wallet.lots = slices.Insert(wallet.lots, at, lot)
-	writeData(w, http.StatusOK, creditChange{Wallet: wallet.walletBalance, Transaction: *tx})
+	return tx
 }
 
 func (s *Server) deductCredits(w http.ResponseWriter, r *http.Request) {
-	f, err := decodeFields(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	entry := readCreditEntry(f)
-	if err := f.err(); err != nil {
-		writeError(w, err)
-		return
-	}
-	customerID := r.PathValue("customerId")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	wallet, err := s.walletOf(customerID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var balance int64
-	if wallet != nil {
-		balance = wallet.Balance
-	}
-	if entry.amount > balance {
-		writeError(w, &apiError{status: http.StatusBadRequest, code: CodeInsufficientCredits, field: "amount",
-			message: fmt.Sprintf("a deduct of %d credits exceeds the balance of %d", entry.amount, balance)})
-		return
-	}
-	now := s.Now()
-	tx := wallet.record("USAGE", entry, now, func(balance int64) int64 { return balance - entry.amount })
-	wallet.drawDown(entry.amount)
-	writeData(w, http.StatusOK, creditChange{Wallet: wallet.walletBalance, Transaction: *tx})
+	s.changeCredits(w, r, nil, func(_ string, wallet *creditWallet, e creditEntryFields, now time.Time) (*creditWallet, *creditTransaction, error) {
+		var balance int64
+		if wallet != nil {
+			balance = wallet.Balance
+		}
+		if e.amount > balance {
+			return nil, nil, &apiError{status: http.StatusBadRequest, code: CodeInsufficientCredits, field: "amount",
+				message: fmt.Sprintf("a deduct of %d credits exceeds the balance of %d", e.amount, balance)}
+		}
+		tx := wallet.record("USAGE", e, now, func(balance int64) int64 { return balance - e.amount })
+		wallet.drawDown(e.amount)
+		return wallet, tx, nil
+	})
 }
 
 func (s *Server) listCreditTransactions(w http.ResponseWriter, r *http.Request) {
