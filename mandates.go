@@ -229,7 +229,7 @@ type DirectDebitParams struct {
 	Amount DecimalAmount `json:"Amount"`
 	// PrimaryCallbackURL receives the transaction callback with the final state.
 	PrimaryCallbackURL string `json:"PrimaryCallbackURL"`
-	// Description is shown on the customer's statement.
+	// Description is shown on the customer's statement; at most 255 characters.
 	Description string `json:"Description"`
 	// ClientReference is the merchant's unique reference, alphanumeric, at most 36:
 	// the key of ChargeStatus.
@@ -248,6 +248,7 @@ func (p *DirectDebitParams) validate() error {
 		positiveDecimal("Amount", p.Amount),
 		requiredURL("PrimaryCallbackURL", p.PrimaryCallbackURL),
 		required("Description", p.Description),
+		maxLength("Description", p.Description, 255),
 		clientReference("ClientReference", p.ClientReference),
 		emailShape("CustomerEmail", p.CustomerEmail),
 	)

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,6 +230,7 @@ func TestMandatesValidationSendsNothing(t *testing.T) {
 		"charge amount":     {charge(func(p *DirectDebitParams) { p.Amount = 0 }), "Amount"},
 		"charge callback":   {charge(func(p *DirectDebitParams) { p.PrimaryCallbackURL = "callback" }), "PrimaryCallbackURL"},
 		"charge desc":       {charge(func(p *DirectDebitParams) { p.Description = "" }), "Description"},
+		"charge desc long":  {charge(func(p *DirectDebitParams) { p.Description = strings.Repeat("x", 256) }), "Description"},
 		"charge reference":  {charge(func(p *DirectDebitParams) { p.ClientReference = "" }), "ClientReference"},
 		"charge email":      {charge(func(p *DirectDebitParams) { p.CustomerEmail = "efua" }), "CustomerEmail"},
 		"charge status ref": {func(c *Client) error { _, err := c.Mandates.ChargeStatus(ctx(), ""); return err }, "clientReference"},

@@ -218,7 +218,7 @@ type ReceiveParams struct {
 	// ("+233 24 123 4567" is sent as "233241234567").
 	Phone    string   `json:"phone"`
 	Provider Provider `json:"provider"`
-	// Description is shown on the handset.
+	// Description is shown on the handset; at most 255 characters.
 	Description string   `json:"description"`
 	CustomerID  string   `json:"customerId,omitempty"`
 	Metadata    Metadata `json:"metadata,omitzero"`
@@ -241,6 +241,7 @@ func (p *ReceiveParams) validate() error {
 		required("phone", p.Phone),
 		requiredOneOf("provider", p.Provider, receiveProviders...),
 		required("description", p.Description),
+		maxLength("description", p.Description, 255),
 		clientReference("metadata.clientReference", p.ClientReference),
 		absoluteURL("callbackUrl", p.CallbackURL),
 		p.Metadata.validate("metadata"),

@@ -409,6 +409,12 @@ func TestPaymentsValidationSendsNothing(t *testing.T) {
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
 		}, "callbackUrl"},
+		"receive description long": {func(c *Client) error {
+			p := validReceive()
+			p.Description = long
+			_, err := c.Payments.Receive(ctx(), p)
+			return err
+		}, "description"},
 		"receive currency": {func(c *Client) error {
 			p := validReceive()
 			p.Currency = "G1S"

@@ -59,7 +59,8 @@ type SendParams struct {
 	Provider Provider `json:"provider"`
 	// Name is the recipient's name. When empty the phone number stands in, as the
 	// service allows.
-	Name        string   `json:"name"`
+	Name string `json:"name"`
+	// Description is at most 255 characters.
 	Description string   `json:"description"`
 	CustomerID  string   `json:"customerId,omitempty"`
 	Metadata    Metadata `json:"metadata,omitzero"`
@@ -81,6 +82,7 @@ func (p *SendParams) validate() error {
 		required("phone", p.Phone),
 		requiredOneOf("provider", p.Provider, sendProviders...),
 		required("description", p.Description),
+		maxLength("description", p.Description, 255),
 		clientReference("metadata.clientReference", p.ClientReference),
 		absoluteURL("callbackUrl", p.CallbackURL),
 		p.Metadata.validate("metadata"),
@@ -189,7 +191,7 @@ type BankTransferParams struct {
 	Amount DecimalAmount `json:"Amount"`
 	// PrimaryCallbackURL receives the final state.
 	PrimaryCallbackURL string `json:"PrimaryCallbackUrl"`
-	// Description is the narration.
+	// Description is the narration; at most 255 characters.
 	Description       string `json:"Description"`
 	BankAccountNumber string `json:"BankAccountNumber"`
 	// ClientReference is the merchant's unique reference, alphanumeric, at most 36.
@@ -211,6 +213,7 @@ func (p *BankTransferParams) validate() error {
 		positiveDecimal("Amount", p.Amount),
 		requiredURL("PrimaryCallbackUrl", p.PrimaryCallbackURL),
 		required("Description", p.Description),
+		maxLength("Description", p.Description, 255),
 		required("BankAccountNumber", p.BankAccountNumber),
 		clientReference("ClientReference", p.ClientReference),
 	)

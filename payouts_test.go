@@ -2,6 +2,7 @@ package billing
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,6 +229,18 @@ func TestPayoutsValidationSendsNothing(t *testing.T) {
 			_, err := c.Payouts.Send(ctx(), p)
 			return err
 		}, "callbackUrl"},
+		"send description long": {func(c *Client) error {
+			p := validSend()
+			p.Description = strings.Repeat("x", 256)
+			_, err := c.Payouts.Send(ctx(), p)
+			return err
+		}, "description"},
+		"bank description long": {func(c *Client) error {
+			p := validBankTransfer()
+			p.Description = strings.Repeat("x", 256)
+			_, err := c.Payouts.SendToBank(ctx(), p)
+			return err
+		}, "Description"},
 		"send status": {func(c *Client) error { _, err := c.Payouts.SendStatus(ctx(), ""); return err }, "clientReference"},
 		"bank nil":    {func(c *Client) error { _, err := c.Payouts.SendToBank(ctx(), nil); return err }, "params"},
 		"bank code missing": {func(c *Client) error {
