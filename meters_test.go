@@ -17,6 +17,9 @@ func TestMetersCreateAndGet(t *testing.T) {
 	var got map[string]any
 	mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/meters", func(r *http.Request) (*http.Response, error) {
 		got = requestBody(t, r)
+		if got["aggregation"] == "LAST" {
+			return fixtureResponder(t, 201, "meters/meter_last.json")(r)
+		}
 		return fixtureResponder(t, 201, "meters/meter.json")(r)
 	})
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/meters/met_7e6d5c4b3a2918f7e6d5c4b3", fixtureResponder(t, 200, "meters/meter.json"))
@@ -31,9 +34,11 @@ func TestMetersCreateAndGet(t *testing.T) {
 	}
 	assert.Equal(t, want, m)
 
-	_, err = c.Meters.Create(ctx(), &MeterCreateParams{Name: "Seats", EventName: "seats", Aggregation: MeterAggregationLast, ValueField: "seats"})
+	seats, err := c.Meters.Create(ctx(), &MeterCreateParams{Name: "Seats in use", EventName: "seats.in_use", Aggregation: MeterAggregationLast, ValueField: "seats"})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"name": "Seats", "eventName": "seats", "aggregation": "LAST", "valueField": "seats"}, got)
+	assert.Equal(t, map[string]any{"name": "Seats in use", "eventName": "seats.in_use", "aggregation": "LAST", "valueField": "seats"}, got)
+	assert.Equal(t, MeterAggregationLast, seats.Aggregation)
+	assert.Equal(t, "seats", seats.ValueField)
 
 	m, err = c.Meters.Get(ctx(), "met_7e6d5c4b3a2918f7e6d5c4b3")
 	require.NoError(t, err)

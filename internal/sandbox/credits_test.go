@@ -475,7 +475,12 @@ func TestCreditFixturesMatchTheSandbox(t *testing.T) {
 	requireWireShapeOf(t, "credits/deduct.json", d.Body.Bytes())
 	requireWireShapeOf(t, "credits/wallet.json", serve(t, s, http.MethodGet, "/v1/credits/"+id, basicHeader, nil).Body.Bytes())
 	postDeduct(t, s, id, map[string]any{"amount": 50, "description": "report"})
-	requireWireShapeOf(t, "credits/transactions_page1.json", serve(t, s, http.MethodGet, "/v1/credits/"+id+"/transactions?limit=2", basicHeader, nil).Body.Bytes())
+	page1 := serve(t, s, http.MethodGet, "/v1/credits/"+id+"/transactions?limit=2", basicHeader, nil)
+	requireWireShapeOf(t, "credits/transactions_page1.json", page1.Body.Bytes())
+
+	bare := creditCustomer(t, s)
+	postGrant(t, s, bare, map[string]any{"amount": 1000})
+	requireWireShapeOf(t, "credits/transactions_page2.json", serve(t, s, http.MethodGet, "/v1/credits/"+bare+"/transactions", basicHeader, nil).Body.Bytes())
 	requireWireShapeOf(t, "credits/insufficient_credits.json", serve(t, s, http.MethodPost, "/v1/credits/"+id+"/deduct", basicHeader, `{"amount":5000}`).Body.Bytes())
 }
 

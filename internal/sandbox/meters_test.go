@@ -264,6 +264,12 @@ func TestMeterFixturesMatchTheSandbox(t *testing.T) {
 	requireWireShapeOf(t, "meters/event.json", ev.Body.Bytes())
 	postMeterEvent(t, s, m.ID, fmt.Sprintf(`{"customerId":%q,"value":1,"idempotencyKey":"req-2","metadata":{"endpoint":"/items"}}`, cust), http.StatusCreated)
 	requireWireShapeOf(t, "meters/events_page1.json", serve(t, s, http.MethodGet, "/v1/meters/"+m.ID+"/events?limit=1", basicHeader, nil).Body.Bytes())
+	requireWireShapeOf(t, "meters/meter_last.json", serve(t, s, http.MethodPost, "/v1/meters", basicHeader,
+		`{"name":"Seats in use","eventName":"seats.in_use","aggregation":"LAST","valueField":"seats"}`).Body.Bytes())
+
+	bare := postMeter(t, s, map[string]any{"name": "Jobs", "eventName": "job.run"})
+	postMeterEvent(t, s, bare.ID, `{"value":4}`, http.StatusCreated)
+	requireWireShapeOf(t, "meters/events_page2.json", serve(t, s, http.MethodGet, "/v1/meters/"+bare.ID+"/events", basicHeader, nil).Body.Bytes())
 }
 
 // BenchmarkSandboxRecordMeterEvent ingests events with distinct idempotency keys
