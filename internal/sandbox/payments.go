@@ -27,8 +27,24 @@ var failureCodes = map[string][2]string{
 var receiveProviders = []string{"MTN", "TELECEL", "AIRTELTIGO", "MPESA"}
 
 // checkoutPayment is a checkout payment record as the wire shows it (SPEC
-// "Checkout payment record").
+// "Checkout payment record"); its embedded paymentSummary is what the
+// payment.succeeded webhook carries.
 type checkoutPayment struct {
+	paymentSummary
+	FailureCode    *string     `json:"failureCode"`
+	FailureMessage *string     `json:"failureMessage"`
+	CreatedAt      timestamp   `json:"createdAt"`
+	UpdatedAt      timestamp   `json:"updatedAt"`
+	Refunds        []struct{}  `json:"refunds"`
+	CheckoutURL    string      `json:"checkoutUrl"`
+	CardDetail     *cardDetail `json:"cardDetail"`
+
+	movement *movement
+}
+
+// paymentSummary holds the fields of the record that the webhook's data
+// repeats (SPEC "Checkout and dashboard webhook").
+type paymentSummary struct {
 	ID                string             `json:"id"`
 	Reference         string             `json:"reference"`
 	Status            string             `json:"status"`
@@ -40,18 +56,9 @@ type checkoutPayment struct {
 	Net               int64              `json:"net"`
 	Description       *string            `json:"description"`
 	Metadata          map[string]any     `json:"metadata"`
-	FailureCode       *string            `json:"failureCode"`
-	FailureMessage    *string            `json:"failureMessage"`
 	PaidAt            *timestamp         `json:"paidAt"`
-	CreatedAt         timestamp          `json:"createdAt"`
-	UpdatedAt         timestamp          `json:"updatedAt"`
 	Customer          *paymentCustomer   `json:"customer"`
-	Refunds           []struct{}         `json:"refunds"`
-	CheckoutURL       string             `json:"checkoutUrl"`
 	MobileMoneyDetail *mobileMoneyDetail `json:"mobileMoneyDetail"`
-	CardDetail        *cardDetail        `json:"cardDetail"`
-
-	movement *movement
 }
 
 type paymentCustomer struct {
@@ -122,7 +129,8 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.require("amount")
-	p := &checkoutPayment{Status: checkoutPending, Environment: "TEST", Currency: defaultCurrency, Metadata: map[string]any{}, Refunds: []struct{}{}}
+	p := &checkoutPayment{paymentSummary: paymentSummary{Status: checkoutPending, Environment: "TEST", Currency: defaultCurrency, Metadata: map[string]any{}},
+		Refunds: []struct{}{}}
 	p.Amount, _ = f.minorAmount("amount")
 	if c, ok := f.currency("currency"); ok {
 		p.Currency = c
@@ -140,6 +148,9 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
 	p.CheckoutURL = baseURL(r) + "/checkout/" + p.Reference
 	p.movement = &movement{Movement: Movement{Kind: string(kindCheckout), ClientReference: p.Reference, TransactionID: p.ID, Amount: p.Amount}}
 	alsoUnder, _ := p.Metadata["clientReference"].(string)
+	if payer != nil {
+		_, _ = s.insertCustomer(payer) // a conflict means the customer exists: the payer is linked to it
+	}
 
 	s.mu.Lock()
 	p.Customer = s.linkCustomer(payer)
@@ -178,25 +189,12 @@ func checkoutPayer(f *fields) *customer {
 }
 
 // linkCustomer returns the payer as the record shows it, linked to the
-// business's customer with that email, which it creates when there is none.
-// s.mu must be held.
+// business's customer with that email. s.mu must be held.
 func (s *Server) linkCustomer(payer *customer) *paymentCustomer {
 	if payer == nil {
 		return nil
 	}
-	if id, ok := s.customers.byEmail[payer.emailKey]; ok {
-		existing, _ := s.customers.table.get(id)
-		return &paymentCustomer{ID: existing.ID, Name: payer.Name, Email: payer.Email, Phone: payer.Phone}
-	}
-	payer.ID = newID("cust_")
-	payer.CreatedAt = timestamp{s.Now()}
-	payer.UpdatedAt = payer.CreatedAt
-	if s.customers.byEmail == nil {
-		s.customers.byEmail = make(map[string]string)
-	}
-	s.customers.byEmail[payer.emailKey] = payer.ID
-	s.customers.table.insert(payer.ID, payer)
-	return &paymentCustomer{ID: payer.ID, Name: payer.Name, Email: payer.Email, Phone: payer.Phone}
+	return &paymentCustomer{ID: s.customers.byEmail[payer.emailKey], Name: payer.Name, Email: payer.Email, Phone: payer.Phone}
 }
 
 // baseURL is the address the caller reached the sandbox at, for links back to it.
@@ -272,31 +270,11 @@ type webhookEvent struct {
 	Event       string         `json:"event"`
 	Environment string         `json:"environment"`
 	CreatedAt   timestamp      `json:"createdAt"`
-	Data        webhookPayment `json:"data"`
-}
-
-type webhookPayment struct {
-	ID                string             `json:"id"`
-	Reference         string             `json:"reference"`
-	Status            string             `json:"status"`
-	Environment       string             `json:"environment"`
-	Method            *string            `json:"method"`
-	Amount            int64              `json:"amount"`
-	Currency          string             `json:"currency"`
-	Fee               int64              `json:"fee"`
-	Net               int64              `json:"net"`
-	Description       *string            `json:"description"`
-	Metadata          map[string]any     `json:"metadata"`
-	PaidAt            *timestamp         `json:"paidAt"`
-	Customer          *paymentCustomer   `json:"customer"`
-	MobileMoneyDetail *mobileMoneyDetail `json:"mobileMoneyDetail"`
+	Data        paymentSummary `json:"data"`
 }
 
 func paymentSucceeded(p checkoutPayment) webhookEvent {
-	return webhookEvent{ID: newID("evt_"), Event: "payment.succeeded", Environment: p.Environment, CreatedAt: *p.PaidAt,
-		Data: webhookPayment{ID: p.ID, Reference: p.Reference, Status: p.Status, Environment: p.Environment, Method: p.Method,
-			Amount: p.Amount, Currency: p.Currency, Fee: p.Fee, Net: p.Net, Description: p.Description, Metadata: p.Metadata,
-			PaidAt: p.PaidAt, Customer: p.Customer, MobileMoneyDetail: p.MobileMoneyDetail}}
+	return webhookEvent{ID: newID("evt_"), Event: "payment.succeeded", Environment: p.Environment, CreatedAt: *p.PaidAt, Data: p.paymentSummary}
 }
 
 func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
