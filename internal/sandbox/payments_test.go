@@ -3,7 +3,9 @@ package sandbox
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -440,4 +442,23 @@ func TestReceiveAccessChecks(t *testing.T) {
 func TestPaymentStatusOfAnUnknownReference(t *testing.T) {
 	s := newTestServer(t, Config{})
 	requireError(t, serve(t, s, http.MethodGet, "/v1/payments/nothing", basicHeader, nil), http.StatusNotFound, CodeNotFound, "", `payment "nothing" not found`)
+}
+
+func BenchmarkSandboxReceive(b *testing.B) {
+	s := newTestServer(b, Config{})
+	var n atomic.Int64
+	benchmarkRequests(b, s, http.StatusOK, func() *http.Request {
+		body := receiveBody("233241234567", "bench"+strconv.FormatInt(n.Add(1), 10), "http://127.0.0.1:1/cb")
+		req := authorized(http.MethodPost, "/v1/payments/receive", strings.NewReader(body))
+		req.RemoteAddr = "127.0.0.1:50000"
+		return req
+	})
+}
+
+func BenchmarkSandboxReceiveStatus(b *testing.B) {
+	s := newTestServer(b, Config{})
+	answer(b, serve(b, s, http.MethodPost, "/v1/payments/receive", basicHeader, receiveBody("233241234567", "bench1", "http://127.0.0.1:1/cb")), http.StatusOK)
+	benchmarkRequests(b, s, http.StatusOK, func() *http.Request {
+		return authorized(http.MethodGet, "/v1/payments/bench1", nil)
+	})
 }
