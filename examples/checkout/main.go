@@ -11,13 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
+	"github.com/billingsdk/billing-go/examples/internal/callbacks"
 	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
 )
 
@@ -32,7 +31,7 @@ func main() {
 func run(ctx context.Context, out io.Writer) error {
 	// The webhook URL registered in the dashboard receives payment.succeeded.
 	events := make(chan billing.Event, 8)
-	webhookURL, stop, err := serveCallbacks(billing.NewWebhookHandler(func(_ context.Context, ev billing.Event) error {
+	webhookURL, stop, err := callbacks.Serve(billing.NewWebhookHandler(func(_ context.Context, ev billing.Event) error {
 		events <- ev
 		return nil
 	}))
@@ -93,16 +92,4 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "second session %s: %s (%s)\n", declined.Status, declined.FailureCode, declined.FailureMessage)
 	return nil
-}
-
-// serveCallbacks serves h on a loopback port, where the embedded sandbox can reach it, and
-// returns its URL. In production the service is given a public HTTPS URL instead.
-func serveCallbacks(h http.Handler) (url string, stop func(), err error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }

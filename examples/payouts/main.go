@@ -12,12 +12,11 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/examples/internal/callbacks"
 	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
 )
 
@@ -37,7 +36,7 @@ func run(ctx context.Context, out io.Writer) error {
 	defer env.Close()
 	c := env.Client
 	tracker := billing.NewTracker(c, billing.TrackerOptions{})
-	callbackURL, stop, err := serveCallbacks(tracker.Handler())
+	callbackURL, stop, err := callbacks.Serve(tracker.Handler())
 	if err != nil {
 		return err
 	}
@@ -118,16 +117,4 @@ func report(ctx context.Context, out io.Writer, tracker *billing.Tracker, kind b
 	}
 	fmt.Fprintf(out, "  outcome by %s: %s, code %s\n", outcome.Source, outcome.State, outcome.Code)
 	return nil
-}
-
-// serveCallbacks serves h on a loopback port, where the embedded sandbox can reach it, and
-// returns its URL. In production the service is given a public HTTPS URL instead.
-func serveCallbacks(h http.Handler) (url string, stop func(), err error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }

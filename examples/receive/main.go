@@ -12,12 +12,11 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/examples/internal/callbacks"
 	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
 )
 
@@ -40,7 +39,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// The Tracker takes the callbacks at CallbackURL and falls back to the status check
 	// when none has come five minutes after the request.
 	tracker := billing.NewTracker(c, billing.TrackerOptions{})
-	callbackURL, stop, err := serveCallbacks(tracker.Handler())
+	callbackURL, stop, err := callbacks.Serve(tracker.Handler())
 	if err != nil {
 		return err
 	}
@@ -103,16 +102,4 @@ func run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "refused before sending: %s %s\n", invalid.Field, invalid.Rule)
 	}
 	return nil
-}
-
-// serveCallbacks serves h on a loopback port, where the embedded sandbox can reach it, and
-// returns its URL. In production the service is given a public HTTPS URL instead.
-func serveCallbacks(h http.Handler) (url string, stop func(), err error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }
