@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -472,4 +473,34 @@ func TestServiceTimeReadsBothFormsAndRefusesOthers(t *testing.T) {
 	before := st
 	require.NoError(t, st.UnmarshalJSON([]byte(`null`)))
 	assert.Equal(t, before, st, "null leaves the time as it was")
+}
+
+// BenchmarkReceive measures a money movement through the whole pipeline: validation,
+// the copied and normalised body, encoding, the transport and the envelope.
+func BenchmarkReceive(b *testing.B) {
+	c, mock := newMockClient(b)
+	mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/receive", fixtureResponder(b, 200, "payments/receive_accepted.json"))
+	p := &ReceiveParams{
+		Amount: 2500, Phone: "+233 24 123 4567", Provider: ProviderMTN, Description: "Order 1044",
+		Metadata: Metadata{"orderId": "1044"}, ClientReference: "rcv1044", CallbackURL: "https://shop.example.com/cb",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Payments.Receive(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSendStatus measures a status check whose timestamp takes the spec's
+// "YYYY-MM-DD HH:MM:SS" form.
+func BenchmarkSendStatus(b *testing.B) {
+	c, mock := newMockClient(b)
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/refund1040", fixtureResponder(b, 200, "payouts/send_status_success.json"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Payouts.SendStatus(context.Background(), "refund1040"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
