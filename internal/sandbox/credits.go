@@ -128,24 +128,31 @@ func readCreditEntry(f *fields) creditEntryFields {
 }
 
 func (s *Server) getWallet(w http.ResponseWriter, r *http.Request) {
-	customerID := r.PathValue("customerId")
-	s.mu.Lock()
-	wallet, err := s.walletOf(customerID)
-	var view walletView
-	if err == nil && wallet == nil {
-		err = notFoundError("credit wallet of customer", customerID)
-	} else if err == nil {
-		view = wallet.walletView
-	}
-	s.mu.Unlock()
+	view, err := s.readWallet(r.PathValue("customerId"))
 	writeResult(w, http.StatusOK, view, err)
 }
 
+// readWallet returns a copy of the customer's wallet.
+func (s *Server) readWallet(customerID string) (walletView, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wallet, err := s.walletOf(customerID)
+	if err != nil {
+		return walletView{}, err
+	}
+	if wallet == nil { // no grant yet, so no wallet
+		return walletView{}, notFoundError("credit wallet of customer", customerID)
+	}
+	return wallet.walletView, nil
+}
+
+// creditApply writes a grant or deduct into the customer's wallet (nil before the
+// first grant) and returns the wallet and the entry it wrote. It runs with s.mu held.
+type creditApply func(customerID string, wallet *creditWallet, e creditEntryFields, now time.Time) (*creditWallet, *creditTransaction, error)
+
 // changeCredits is the frame of a grant and a deduct: it reads the entry, and more
-// with readMore when given, then under the lock hands the customer's wallet (nil
-// before the first grant) to apply and answers the wallet and the entry apply wrote.
-func (s *Server) changeCredits(w http.ResponseWriter, r *http.Request, readMore func(*fields),
-	apply func(customerID string, wallet *creditWallet, e creditEntryFields, now time.Time) (*creditWallet, *creditTransaction, error)) {
+// with readMore when given, runs apply under the lock and answers what it wrote.
+func (s *Server) changeCredits(w http.ResponseWriter, r *http.Request, readMore func(*fields), apply creditApply) {
 	f, err := decodeFields(r)
 	if err != nil {
 		writeError(w, err)
@@ -159,19 +166,22 @@ func (s *Server) changeCredits(w http.ResponseWriter, r *http.Request, readMore 
 		writeError(w, err)
 		return
 	}
-	customerID := r.PathValue("customerId")
+	change, err := s.applyCredits(r.PathValue("customerId"), entry, apply)
+	writeResult(w, http.StatusOK, change, err)
+}
+
+func (s *Server) applyCredits(customerID string, e creditEntryFields, apply creditApply) (creditChange, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	wallet, err := s.walletOf(customerID)
-	var tx *creditTransaction
-	if err == nil {
-		wallet, tx, err = apply(customerID, wallet, entry, s.Now())
-	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return creditChange{}, err
 	}
-	writeData(w, http.StatusOK, creditChange{Wallet: wallet.walletBalance, Transaction: *tx})
+	wallet, tx, err := apply(customerID, wallet, e, s.Now())
+	if err != nil {
+		return creditChange{}, err
+	}
+	return creditChange{Wallet: wallet.walletBalance, Transaction: *tx}, nil
 }
 
 func (s *Server) grantCredits(w http.ResponseWriter, r *http.Request) {
@@ -241,18 +251,22 @@ func (s *Server) listCreditTransactions(w http.ResponseWriter, r *http.Request) 
 	}
 	keep := func(t *creditTransaction) bool { return kind == "" || t.Type == kind }
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	wallet, err := s.walletOf(r.PathValue("customerId"))
+	p, err := s.ledgerPage(r.PathValue("customerId"), pq, keep)
+	s.mu.Unlock()
+	writeResult(w, http.StatusOK, p, err)
+}
+
+// ledgerPage is one page of the customer's ledger; call it with s.mu held.
+func (s *Server) ledgerPage(customerID string, pq pageQuery, keep func(*creditTransaction) bool) (page[creditTransactionSummary], error) {
+	wallet, err := s.walletOf(customerID)
 	if err != nil {
-		writeError(w, err)
-		return
+		return page[creditTransactionSummary]{}, err
 	}
 	ledger := &table[creditTransaction]{} // a customer without a wallet has an empty ledger
 	if wallet != nil {
 		ledger = &wallet.ledger
 	}
-	p, err := listPage(ledger, pq, keep, (*creditTransaction).summary)
-	writeResult(w, http.StatusOK, p, err)
+	return listPage(ledger, pq, keep, (*creditTransaction).summary)
 }
 
 // walletOf returns the wallet of a customer, nil when the customer has none

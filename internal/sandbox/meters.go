@@ -90,11 +90,15 @@ func (s *Server) createMeter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	created, err := s.insertMeter(m)
+	writeResult(w, http.StatusCreated, created, err)
+}
+
+func (s *Server) insertMeter(m meter) (meter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, taken := s.meters.byEventName[m.EventName]; taken {
-		writeError(w, conflictError("a meter with eventName %s already exists", m.EventName))
-		return
+		return meter{}, conflictError("a meter with eventName %s already exists", m.EventName)
 	}
 	m.ID = newID("met_")
 	m.CreatedAt = timestamp{s.meterNow()}
@@ -104,18 +108,18 @@ func (s *Server) createMeter(w http.ResponseWriter, r *http.Request) {
 	}
 	s.meters.byEventName[m.EventName] = m.ID
 	s.meters.table.insert(m.ID, &meterRecord{meter: m, byKey: make(map[string]string)})
-	writeData(w, http.StatusCreated, m)
+	return m, nil
 }
 
 func (s *Server) getMeter(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	rec, err := s.meterRecord(r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
+	var m meter
+	if err == nil {
+		m = rec.meter
 	}
-	writeData(w, http.StatusOK, rec.meter)
+	s.mu.Unlock()
+	writeResult(w, http.StatusOK, m, err)
 }
 
 // meterRecord returns the meter id; call it with s.mu held.
@@ -138,8 +142,11 @@ func (s *Server) recordMeterEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := meterEvent{}
 	nullableField(f, "customerId", f.nonEmptyString).applyTo(&ev.CustomerID)
-	value, hasValue := meterEventValue(f, "value")
-	happenedAt, hasTimestamp := f.timestamp("timestamp")
+	var hasValue bool
+	ev.Value, hasValue = meterEventValue(f, "value")
+	if happenedAt, ok := f.timestamp("timestamp"); ok {
+		ev.Timestamp = timestamp{happenedAt.Truncate(time.Millisecond)}
+	}
 	nullableField(f, "idempotencyKey", func(name string) (string, bool) {
 		return f.stringWhere(name, "a non-blank string of at most 255 characters", func(s string) bool {
 			return strings.TrimSpace(s) != "" && len([]rune(s)) <= maxMeterIdempotencyKeyLength
@@ -151,43 +158,45 @@ func (s *Server) recordMeterEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	stored, status, err := s.ingestMeterEvent(r.PathValue("id"), ev, hasValue)
+	writeResult(w, status, stored, err)
+}
+
+// ingestMeterEvent stores ev on the meter and answers it with 201, or answers the
+// event first recorded under its idempotency key with 200. Without hasValue the
+// quantity comes from the meter's valueField; a zero Timestamp means now.
+func (s *Server) ingestMeterEvent(meterID string, ev meterEvent, hasValue bool) (meterEvent, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.meterRecord(r.PathValue("id"))
+	rec, err := s.meterRecord(meterID)
 	if err != nil {
-		writeError(w, err)
-		return
+		return meterEvent{}, 0, err
 	}
 	if ev.CustomerID != nil {
 		if _, ok := s.customers.table.get(*ev.CustomerID); !ok {
-			writeError(w, notFoundError("customer", *ev.CustomerID))
-			return
+			return meterEvent{}, 0, notFoundError("customer", *ev.CustomerID)
 		}
 	}
 	if ev.IdempotencyKey != nil {
 		if id, seen := rec.byKey[*ev.IdempotencyKey]; seen {
 			first, _ := rec.events.get(id)
-			writeData(w, http.StatusOK, *first)
-			return
+			return *first, http.StatusOK, nil
 		}
 	}
 	if !hasValue {
-		if value, err = meterValueFromMetadata(rec.ValueField, ev.Metadata); err != nil {
-			writeError(w, err)
-			return
+		if ev.Value, err = meterValueFromMetadata(rec.ValueField, ev.Metadata); err != nil {
+			return meterEvent{}, 0, err
 		}
 	}
-	now := s.meterNow()
-	ev.ID, ev.MeterID, ev.Value, ev.CreatedAt = newID("mte_"), rec.ID, value, timestamp{now}
-	ev.Timestamp = ev.CreatedAt
-	if hasTimestamp {
-		ev.Timestamp = timestamp{happenedAt.Truncate(time.Millisecond)}
+	ev.ID, ev.MeterID, ev.CreatedAt = newID("mte_"), rec.ID, timestamp{s.meterNow()}
+	if ev.Timestamp.IsZero() {
+		ev.Timestamp = ev.CreatedAt
 	}
 	rec.events.insert(ev.ID, &ev)
 	if ev.IdempotencyKey != nil {
 		rec.byKey[*ev.IdempotencyKey] = ev.ID
 	}
-	writeData(w, http.StatusCreated, ev)
+	return ev, http.StatusCreated, nil
 }
 
 // meterEventValue reads an event's quantity: a JSON number, zero or more.
@@ -247,13 +256,12 @@ func (s *Server) listMeterEvents(w http.ResponseWriter, r *http.Request) {
 			(from.IsZero() || !created.Before(from)) && (to.IsZero() || !created.After(to))
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	rec, err := s.meterRecord(r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
+	var p page[meterEvent]
+	if err == nil {
+		p, err = listPage(&rec.events, pq, keep, (*meterEvent).view)
 	}
-	p, err := listPage(&rec.events, pq, keep, (*meterEvent).view)
+	s.mu.Unlock()
 	writeResult(w, http.StatusOK, p, err)
 }
 
