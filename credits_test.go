@@ -108,13 +108,7 @@ func TestCreditsDeductIsNotResentAfterAServerError(t *testing.T) {
 func TestCreditsTransactionsWalksTheLedger(t *testing.T) {
 	c, mock := newMockClient(t)
 	var queries []string
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/credits/cust_1/transactions", func(r *http.Request) (*http.Response, error) {
-		queries = append(queries, r.URL.RawQuery)
-		if r.URL.Query().Get("cursor") == "" {
-			return fixtureResponder(t, 200, "credits/transactions_page1.json")(r)
-		}
-		return fixtureResponder(t, 200, "credits/transactions_page2.json")(r)
-	})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/credits/cust_1/transactions", pagedResponder(t, "credits/transactions_page1.json", "credits/transactions_page2.json", &queries))
 
 	params := &CreditTransactionListParams{ListParams: ListParams{Limit: 2}}
 	var entries []*CreditTransaction
@@ -205,5 +199,17 @@ func (cases refusedBeforeSending) run(t *testing.T) {
 			assert.Equal(t, tc.field, v.Field)
 			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
 		})
+	}
+}
+
+// pagedResponder answers a list request with the first fixture when it has no cursor and
+// the second when it has one, recording each query string.
+func pagedResponder(t *testing.T, first, second string, queries *[]string) httpmock.Responder {
+	return func(r *http.Request) (*http.Response, error) {
+		*queries = append(*queries, r.URL.RawQuery)
+		if r.URL.Query().Get("cursor") == "" {
+			return fixtureResponder(t, 200, first)(r)
+		}
+		return fixtureResponder(t, 200, second)(r)
 	}
 }

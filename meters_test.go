@@ -125,13 +125,7 @@ func TestMetersRecordEventIsRetriedOnlyWithAnIdempotencyKey(t *testing.T) {
 func TestMetersEventsWalksPagesWithTheFilters(t *testing.T) {
 	c, mock := newMockClient(t)
 	var queries []string
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/meters/met_1/events", func(r *http.Request) (*http.Response, error) {
-		queries = append(queries, r.URL.RawQuery)
-		if r.URL.Query().Get("cursor") == "" {
-			return fixtureResponder(t, 200, "meters/events_page1.json")(r)
-		}
-		return fixtureResponder(t, 200, "meters/events_page2.json")(r)
-	})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/meters/met_1/events", pagedResponder(t, "meters/events_page1.json", "meters/events_page2.json", &queries))
 
 	from := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	to := time.Date(2026, 11, 21, 10, 0, 0, 500e6, time.FixedZone("GMT+1", 3600))
@@ -176,13 +170,7 @@ func TestMetersUsageUnderEachAggregation(t *testing.T) {
 				return httpmock.NewStringResponse(200, `{"success":true,"data":{"id":"met_1","aggregation":"`+string(agg)+`"}}`), nil
 			})
 			var queries []string
-			mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/meters/met_1/events", func(r *http.Request) (*http.Response, error) {
-				queries = append(queries, r.URL.RawQuery)
-				if r.URL.Query().Get("cursor") == "" {
-					return fixtureResponder(t, 200, "meters/events_page1.json")(r)
-				}
-				return fixtureResponder(t, 200, "meters/events_page2.json")(r)
-			})
+			mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/meters/met_1/events", pagedResponder(t, "meters/events_page1.json", "meters/events_page2.json", &queries))
 			from := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 			usage, err := c.Meters.Usage(ctx(), "met_1", "cust_1", from, time.Time{})
 			require.NoError(t, err)
