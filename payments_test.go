@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -502,5 +503,36 @@ func BenchmarkSendStatus(b *testing.B) {
 		if _, err := c.Payouts.SendStatus(context.Background(), "refund1040"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestPaymentDecodesTheDataOfBothCheckoutWebhookVariants(t *testing.T) {
+	for name, want := range map[string]Payment{
+		"payments/checkout_webhook.json": {
+			ID: "pay_3b9f2c7d1e8a4f60", Reference: "chk_7Qw2Zp9Lx4", Environment: PaymentEnvironmentTest, Amount: 5000, Fee: 98, Net: 4902,
+			Description: "Order 1042: two bags of rice", Metadata: Metadata{"orderId": "1042"},
+			Customer:          PaymentCustomer{ID: "cust_5c1d", Name: "Ama Mensah", Email: "ama.mensah@example.com", Phone: "233241234567"},
+			MobileMoneyDetail: MobileMoneyDetail{Network: "MTN", Phone: "233241234567", ExternalRef: "MM2501010903"},
+			PaidAt:            time.Date(2025, 1, 1, 9, 3, 12, 250e6, time.UTC),
+		},
+		"payments/checkout_webhook_minimal.json": {
+			ID: "pay_8e0a6b4c2d7f1a93", Reference: "chk_K2m8Vr5Tq1", Environment: PaymentEnvironmentLive, Amount: 12000, Fee: 234, Net: 11766,
+			Description: "Annual plan", Metadata: Metadata{"orderId": "1050"},
+			Customer:          PaymentCustomer{ID: "cust_9a2b", Name: "Yaw Asante", Email: "yaw@example.com", Phone: "233201112223"},
+			MobileMoneyDetail: MobileMoneyDetail{Network: "TELECEL", Phone: "233201112223", ExternalRef: "VF2501011000"},
+			PaidAt:            time.Date(2025, 1, 1, 10, 0, 5, 0, time.UTC),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var hook struct {
+				Event string  `json:"event"`
+				Data  Payment `json:"data"`
+			}
+			require.NoError(t, json.Unmarshal(fixture(t, name), &hook))
+			assert.Equal(t, "payment.succeeded", hook.Event)
+			want.Status, want.Method, want.Currency = PaymentStatusSucceeded, PaymentMethodMobileMoney, "GHS"
+			assert.Equal(t, want, hook.Data)
+			assert.True(t, hook.Data.Succeeded())
+		})
 	}
 }
