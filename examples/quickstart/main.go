@@ -1,5 +1,7 @@
-// Quickstart is a short tour of the SDK: it registers a customer, changes it, and lists
-// customers. With no credentials in the environment it runs against an embedded sandbox.
+// Quickstart is a short tour of the SDK: it registers a customer, changes it, lists
+// customers, then puts a product with a monthly price in the catalog and subscribes a
+// customer to it. With no credentials in the environment it runs against an embedded
+// sandbox.
 //
 //	go run ./examples/quickstart
 package main
@@ -81,5 +83,37 @@ func run(ctx context.Context, out io.Writer) error {
 		n++
 	}
 	fmt.Fprintf(out, "%d blocked customer(s) in all\n", n)
+
+	// A product in the catalog, with a monthly price of 50.00 GHS and a 7-day trial.
+	product, err := c.Products.Create(ctx, &billing.ProductCreateParams{Name: "Pro plan", Type: billing.ProductTypeDigital})
+	if err != nil {
+		return fmt.Errorf("creating a product: %w", err)
+	}
+	price, err := c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{
+		UnitAmount: 5000, IsRecurring: true, Interval: billing.PriceIntervalMonth, TrialPeriodDays: 7,
+	})
+	if err != nil {
+		return fmt.Errorf("creating a price: %w", err)
+	}
+	fmt.Fprintf(out, "product %s (%s) at %d %s every %d %s\n", product.ID, product.Name, price.UnitAmount, price.Currency, price.IntervalCount, price.Interval)
+
+	// A recurring price needs an interval: refused before sending, like any bad input.
+	_, err = c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{UnitAmount: 5000, IsRecurring: true})
+	if errors.As(err, &invalid) {
+		fmt.Fprintf(out, "refused before sending: %s %s\n", invalid.Field, invalid.Rule)
+	}
+
+	// Subscribe a new customer to the price. The price's trial applies.
+	subscriber, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{
+		Email: fmt.Sprintf("kofi.%d@example.com", time.Now().UnixNano()), Name: "Kofi Boateng",
+	})
+	if err != nil {
+		return fmt.Errorf("creating a customer: %w", err)
+	}
+	sub, err := c.Subscriptions.Create(ctx, &billing.SubscriptionCreateParams{CustomerID: subscriber.ID, PriceID: price.ID})
+	if err != nil {
+		return fmt.Errorf("subscribing: %w", err)
+	}
+	fmt.Fprintf(out, "subscription %s: %s for %d days, then billed monthly\n", sub.ID, sub.Status, int(sub.TrialEnd.Sub(sub.TrialStart).Hours()/24))
 	return nil
 }
