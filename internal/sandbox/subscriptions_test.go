@@ -238,12 +238,12 @@ func TestRenewalsFollowTheInterval(t *testing.T) {
 	s.Advance(100 * day) // several renewals in one move, each at its moment
 	m := getSubscription(t, s, monthly.ID)
 	assert.Equal(t, "ACTIVE", m.Status)
-	assert.Equal(t, *at(90*day), *m.CurrentPeriodStart, "2 April")
-	assert.Equal(t, *at(120*day), *m.CurrentPeriodEnd, "2 May")
+	assert.Equal(t, *at(90 * day), *m.CurrentPeriodStart, "2 April")
+	assert.Equal(t, *at(120 * day), *m.CurrentPeriodEnd, "2 May")
 
 	w := getSubscription(t, s, weekly.ID)
-	assert.Equal(t, *at(98*day), *w.CurrentPeriodStart, "seven fortnights")
-	assert.Equal(t, *at(112*day), *w.CurrentPeriodEnd)
+	assert.Equal(t, *at(98 * day), *w.CurrentPeriodStart, "seven fortnights")
+	assert.Equal(t, *at(112 * day), *w.CurrentPeriodEnd)
 }
 
 func TestAddIntervalsKeepsTheAnchorDay(t *testing.T) {
