@@ -140,7 +140,8 @@ func (e *APIError) Is(target error) bool {
 // matches ErrOutcomeUnknown with errors.Is and carries what is needed to resolve it.
 type OutcomeUnknownError struct {
 	// ClientReference is the merchant reference to pass to the status check or the
-	// Tracker. For a checkout session it is empty: no reference was returned.
+	// Tracker. For a checkout session it is the params' ClientReference, empty when none
+	// was given.
 	ClientReference string
 	// Method and Path identify the request.
 	Method, Path string
