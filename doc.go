@@ -22,7 +22,8 @@
 // field and the rule. Failures reported by the service are *APIError values carrying the
 // HTTP status, the service's response code and its message; a failing response code is
 // an error even under HTTP 200. errors.Is matches ErrNotFound, ErrUnauthorized,
-// ErrIPNotAllowed, ErrConflict, ErrInvalidRequest, ErrRateLimited and ErrOutcomeUnknown.
+// ErrIPNotAllowed, ErrConflict, ErrInvalidRequest, ErrRateLimited, ErrOutcomeUnknown, and
+// the resource-specific ones such as ErrInsufficientCredits and the license refusals.
 //
 // # Retries never move money twice
 //
