@@ -134,10 +134,7 @@ func TestLicensesActivateIsNotResent(t *testing.T) {
 }
 
 func TestLicensesValidationSendsNothing(t *testing.T) {
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"create nil": {func(c *Client) error { _, err := c.Licenses.Create(ctx(), nil); return err }, "params"},
 		"customer required": {func(c *Client) error {
 			_, err := c.Licenses.Create(ctx(), &LicenseCreateParams{ProductID: "prod_1"})
@@ -176,14 +173,5 @@ func TestLicensesValidationSendsNothing(t *testing.T) {
 			_, err := c.Licenses.Update(ctx(), fixtureKey, &LicenseUpdateParams{Metadata: Metadata{"x": []int{1}}})
 			return err
 		}, "metadata.x"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			var v *ValidationError
-			require.ErrorAs(t, tc.call(c), &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	})
 }

@@ -122,10 +122,7 @@ func TestProductsListActiveFilterIsThreeState(t *testing.T) {
 }
 
 func TestProductsValidationSendsNothing(t *testing.T) {
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"create nil": {func(c *Client) error { _, err := c.Products.Create(ctx(), nil); return err }, "params"},
 		"name required": {func(c *Client) error {
 			_, err := c.Products.Create(ctx(), &ProductCreateParams{Name: " "})
@@ -201,7 +198,20 @@ func TestProductsValidationSendsNothing(t *testing.T) {
 		}, "metadata"},
 		"archive product id": {func(c *Client) error { _, err := c.Products.ArchivePrice(ctx(), "", "price_1"); return err }, "productId"},
 		"archive price id":   {func(c *Client) error { _, err := c.Products.ArchivePrice(ctx(), "prod_1", ""); return err }, "priceId"},
-	} {
+	})
+}
+
+// refusal is a call that must fail validation on field before anything is sent.
+type refusal struct {
+	call  func(c *Client) error
+	field string
+}
+
+// requireRefusedBeforeSending runs each call on a fresh client whose transport fails
+// the test if reached, and checks the call returned a *ValidationError naming the field.
+func requireRefusedBeforeSending(t *testing.T, cases map[string]refusal) {
+	t.Helper()
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c, mock := newMockClient(t)
 			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))

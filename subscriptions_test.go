@@ -195,10 +195,7 @@ func TestSubscriptionTrialEventFixture(t *testing.T) {
 }
 
 func TestSubscriptionsValidationSendsNothing(t *testing.T) {
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"create nil": {func(c *Client) error { _, err := c.Subscriptions.Create(ctx(), nil); return err }, "params"},
 		"customer required": {func(c *Client) error {
 			_, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{PriceID: "price_1"})
@@ -224,14 +221,5 @@ func TestSubscriptionsValidationSendsNothing(t *testing.T) {
 		"cancel id": {func(c *Client) error { _, err := c.Subscriptions.Cancel(ctx(), "", nil); return err }, "id"},
 		"pause id":  {func(c *Client) error { _, err := c.Subscriptions.Pause(ctx(), " "); return err }, "id"},
 		"resume id": {func(c *Client) error { _, err := c.Subscriptions.Resume(ctx(), ""); return err }, "id"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			var v *ValidationError
-			require.ErrorAs(t, tc.call(c), &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	})
 }
