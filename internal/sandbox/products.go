@@ -1,9 +1,6 @@
 package sandbox
 
-import (
-	"net/http"
-	"net/url"
-)
+import "net/http"
 
 // The enums of SPEC "Product" and "Price".
 var (
@@ -115,7 +112,7 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
 		p.Type = kind
 	}
 	nullableField(f, "imageUrl", func(n string) (string, bool) {
-		return f.stringWhere(n, "an absolute http or https URL", isImageURL)
+		return f.stringWhere(n, "an absolute http or https URL", isAbsoluteURL)
 	}).applyTo(&p.ImageURL)
 	p.Metadata, _ = f.metadata("metadata")
 	if err := f.err(); err != nil {
@@ -248,9 +245,4 @@ func (s *Server) setProductArchived(id string) (product, error) {
 		p.UpdatedAt = timestamp{s.Now()}
 	}
 	return p.view(), nil
-}
-
-func isImageURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
