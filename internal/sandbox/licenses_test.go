@@ -349,3 +349,12 @@ func TestLicenseScopes(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func BenchmarkSandboxActivateLicense(b *testing.B) {
+	s := newTestServer(b, Config{})
+	customerID, _ := licenseHolder(b, s)
+	l := issueLicense(b, s, map[string]any{"customerId": customerID, "maxActivations": 1 << 40})
+	benchmarkRequests(b, s, http.StatusOK, func() *http.Request {
+		return authorized(http.MethodPost, "/v1/licenses/"+l.Key+"/activate", nil)
+	})
+}

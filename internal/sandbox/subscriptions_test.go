@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -437,4 +438,13 @@ func TestSubscriptionPathForms(t *testing.T) {
 	cat = newCatalog(t, full)
 	created := decode[subscriptionJSON](t, serve(t, full, http.MethodPost, "/subscriptions", sessionHeader, map[string]any{"customerId": cat.customerID, "priceId": cat.monthly}), http.StatusCreated).Data
 	assert.Equal(t, created, getSubscription(t, full, created.ID), "both forms serve the same subscriptions")
+}
+
+func BenchmarkSandboxCreateSubscription(b *testing.B) {
+	s := newTestServer(b, Config{})
+	cat := newCatalog(b, s)
+	body := `{"customerId":"` + cat.customerID + `","priceId":"` + cat.monthly + `","quantity":2}`
+	benchmarkRequests(b, s, http.StatusCreated, func() *http.Request {
+		return authorized(http.MethodPost, "/v1/subscriptions", strings.NewReader(body))
+	})
 }
