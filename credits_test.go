@@ -141,7 +141,7 @@ func TestCreditsEscapeTheCustomerID(t *testing.T) {
 }
 
 func TestCreditsValidationSendsNothing(t *testing.T) {
-	refusedBeforeSending{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"get customer": {func(c *Client) error { _, err := c.Credits.Get(ctx(), " "); return err }, "customerId"},
 		"grant customer": {func(c *Client) error {
 			_, err := c.Credits.Grant(ctx(), "", &CreditGrantParams{Amount: 1})
@@ -179,27 +179,7 @@ func TestCreditsValidationSendsNothing(t *testing.T) {
 		"ledger iterator": {func(c *Client) error {
 			return firstIterError(c.Credits.Transactions(ctx(), "cust_1", &CreditTransactionListParams{Type: "BONUS"}))
 		}, "type"},
-	}.run(t)
-}
-
-// refusedBeforeSending names calls the SDK must refuse with a *ValidationError for the
-// given field, without sending a request.
-type refusedBeforeSending map[string]struct {
-	call  func(c *Client) error
-	field string
-}
-
-func (cases refusedBeforeSending) run(t *testing.T) {
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			var v *ValidationError
-			require.ErrorAs(t, tc.call(c), &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	})
 }
 
 // pagedResponder answers a list request with the first fixture when it has no cursor and

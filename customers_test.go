@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -159,10 +158,7 @@ func TestCustomersServiceErrorsAreTyped(t *testing.T) {
 func TestCustomersValidationSendsNothing(t *testing.T) {
 	long := make(Metadata)
 	long["nested"] = map[string]any{"a": 1}
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"create nil": {func(c *Client) error { _, err := c.Customers.Create(ctx(), nil); return err }, "params"},
 		"email required": {func(c *Client) error {
 			_, err := c.Customers.Create(ctx(), &CustomerCreateParams{Name: "A"})
@@ -210,17 +206,8 @@ func TestCustomersValidationSendsNothing(t *testing.T) {
 		"list iterator too": {func(c *Client) error {
 			return firstIterError(c.Customers.List(ctx(), &CustomerListParams{ListParams: ListParams{Limit: 500}}))
 		}, "limit"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			err := tc.call(c)
-			var v *ValidationError
-			require.ErrorAs(t, err, &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	})
+
 }
 
 func ctx() context.Context { return context.Background() }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,4 +57,28 @@ func requestBody(t testing.TB, r *http.Request) map[string]any {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
 	return m
+}
+
+// refusal is a call the SDK must refuse with a *ValidationError naming field.
+type refusal struct {
+	call  func(c *Client) error
+	field string
+}
+
+// requireRefusedBeforeSending runs each call on a fresh client (built with opts) whose
+// transport counts every request, and checks the call returned a *ValidationError naming
+// the field and its rule, with no request sent.
+func requireRefusedBeforeSending(t *testing.T, cases map[string]refusal, opts ...Option) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, mock := newMockClient(t, opts...)
+			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
+			var v *ValidationError
+			require.ErrorAs(t, tc.call(c), &v)
+			assert.Equal(t, tc.field, v.Field)
+			assert.NotEmpty(t, v.Rule)
+			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
+		})
+	}
 }

@@ -191,10 +191,7 @@ func TestMandatesValidationSendsNothing(t *testing.T) {
 			return err
 		}
 	}
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"create nil":            {func(c *Client) error { _, err := c.Mandates.Create(ctx(), nil); return err }, "params"},
 		"create reference":      {create(func(p *MandateCreateParams) { p.ClientReferenceID = "" }), "clientReferenceId"},
 		"create reference long": {create(func(p *MandateCreateParams) { p.ClientReferenceID = "m1234567890123456789012345678901234567" }), "clientReferenceId"},
@@ -234,17 +231,8 @@ func TestMandatesValidationSendsNothing(t *testing.T) {
 		"charge reference":  {charge(func(p *DirectDebitParams) { p.ClientReference = "" }), "ClientReference"},
 		"charge email":      {charge(func(p *DirectDebitParams) { p.CustomerEmail = "efua" }), "CustomerEmail"},
 		"charge status ref": {func(c *Client) error { _, err := c.Mandates.ChargeStatus(ctx(), ""); return err }, "clientReference"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			err := tc.call(c)
-			var v *ValidationError
-			require.ErrorAs(t, err, &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	})
+
 }
 
 func TestMoneyEndpointsNeedClientCredentials(t *testing.T) {

@@ -233,7 +233,7 @@ func TestMetersUsageStopsAtAnError(t *testing.T) {
 
 func TestMetersValidationSendsNothing(t *testing.T) {
 	from := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
-	refusedBeforeSending{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"create nil": {func(c *Client) error { _, err := c.Meters.Create(ctx(), nil); return err }, "params"},
 		"create name": {func(c *Client) error {
 			_, err := c.Meters.Create(ctx(), &MeterCreateParams{EventName: "e"})
@@ -290,7 +290,7 @@ func TestMetersValidationSendsNothing(t *testing.T) {
 			_, err := c.Meters.Usage(ctx(), "met_1", "", from, from.Add(-time.Hour))
 			return err
 		}, "from"},
-	}.run(t)
+	})
 	// A key of 255 characters, and a one-instant window, are fine.
 	c, mock := newMockClient(t)
 	mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/meters/met_1/events", fixtureResponder(t, 201, "meters/event.json"))

@@ -300,10 +300,7 @@ func TestMoneyMovementsAreResentWhenSurelyUnsent(t *testing.T) {
 
 func TestPaymentsValidationSendsNothing(t *testing.T) {
 	long := strings.Repeat("é", 256)
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"checkout nil": {func(c *Client) error { _, err := c.Payments.CreateCheckout(ctx(), nil); return err }, "params"},
 		"checkout amount": {func(c *Client) error {
 			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 0})
@@ -424,18 +421,8 @@ func TestPaymentsValidationSendsNothing(t *testing.T) {
 			return err
 		}, "currency"},
 		"receive status reference": {func(c *Client) error { _, err := c.Payments.ReceiveStatus(ctx(), ""); return err }, "clientReference"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			err := tc.call(c)
-			var v *ValidationError
-			require.ErrorAs(t, err, &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.NotEmpty(t, v.Rule)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	})
+
 }
 
 func TestReceiveAcceptsEveryProviderAndPhoneForm(t *testing.T) {

@@ -182,10 +182,7 @@ func TestBankCodesIsACopyOfTheSpecsList(t *testing.T) {
 }
 
 func TestPayoutsValidationSendsNothing(t *testing.T) {
-	for name, tc := range map[string]struct {
-		call  func(c *Client) error
-		field string
-	}{
+	requireRefusedBeforeSending(t, map[string]refusal{
 		"send nil": {func(c *Client) error { _, err := c.Payouts.Send(ctx(), nil); return err }, "params"},
 		"send amount": {func(c *Client) error {
 			p := validSend()
@@ -296,15 +293,6 @@ func TestPayoutsValidationSendsNothing(t *testing.T) {
 			_, err := c.Payouts.BankTransferStatus(ctx(), &BankTransferStatusParams{})
 			return err
 		}, "clientReference"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			err := tc.call(c)
-			var v *ValidationError
-			require.ErrorAs(t, err, &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
+	}, WithDisbursementAccount("2020202"))
+
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -202,23 +201,3 @@ func TestProductsValidationSendsNothing(t *testing.T) {
 }
 
 // refusal is a call that must fail validation on field before anything is sent.
-type refusal struct {
-	call  func(c *Client) error
-	field string
-}
-
-// requireRefusedBeforeSending runs each call on a fresh client whose transport fails
-// the test if reached, and checks the call returned a *ValidationError naming the field.
-func requireRefusedBeforeSending(t *testing.T, cases map[string]refusal) {
-	t.Helper()
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			c, mock := newMockClient(t)
-			mock.RegisterNoResponder(httpmock.NewStringResponder(500, "must not be called"))
-			var v *ValidationError
-			require.ErrorAs(t, tc.call(c), &v)
-			assert.Equal(t, tc.field, v.Field)
-			assert.Zero(t, mock.GetTotalCallCount(), "no request may be sent")
-		})
-	}
-}
