@@ -37,7 +37,7 @@ func ExampleSubscriptionsService() {
 		log.Fatal(err)
 	}
 
-	sub, err := c.Subscriptions.Create(ctx, &billing.SubscriptionCreateParams{CustomerID: cust.ID, PriceID: monthly.ID, TrialDays: 14})
+	sub, err := c.Subscriptions.Create(ctx, &billing.SubscriptionCreateParams{CustomerID: cust.ID, PriceID: monthly.ID, TrialDays: billing.Value(14)})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -79,8 +79,9 @@ type SubscriptionCreateParams struct {
 	// Quantity defaults to 1.
 	Quantity int `json:"quantity,omitempty"`
 	// TrialDays starts the subscription with a free trial of that many days, up to
-	// MaxTrialDays. Zero leaves the trial to the price's TrialPeriodDays.
-	TrialDays int `json:"trialDays,omitempty"`
+	// MaxTrialDays: Value(14) for two weeks, Value(0) for no trial even when the price
+	// has one. Left unset, the price's TrialPeriodDays applies.
+	TrialDays Nullable[int] `json:"trialDays,omitzero"`
 }
 
 func (p *SubscriptionCreateParams) validate() error {
@@ -91,8 +92,16 @@ func (p *SubscriptionCreateParams) validate() error {
 		required("customerId", p.CustomerID),
 		required("priceId", p.PriceID),
 		notNegative("quantity", p.Quantity),
-		intRange("trialDays", p.TrialDays, 0, MaxTrialDays, "must be from 0 to 730"),
+		trialDays(p.TrialDays),
 	)
+}
+
+func trialDays(n Nullable[int]) error {
+	if n.IsNull() {
+		return invalid("trialDays", "cannot be null: leave it unset to use the price's trial, or Value(0) for none")
+	}
+	days, _ := n.Get()
+	return intRange("trialDays", days, 0, MaxTrialDays, "must be from 0 to 730")
 }
 
 // SubscriptionCancelParams says when a cancel takes effect.

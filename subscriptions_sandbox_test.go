@@ -157,7 +157,7 @@ func TestSubscriptionsShortFormAgainstTheSandbox(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, err := billing.NewClient(billing.WithBaseURL(srv.URL), opt)
 			require.NoError(t, err)
-			sub, err := c.Subscriptions.Create(ctx, &billing.SubscriptionCreateParams{CustomerID: customerID, PriceID: monthly, TrialDays: 5})
+			sub, err := c.Subscriptions.Create(ctx, &billing.SubscriptionCreateParams{CustomerID: customerID, PriceID: monthly, TrialDays: billing.Value(5)})
 			require.NoError(t, err, "the short form takes no scope")
 			assert.Equal(t, billing.SubscriptionStatusTrialing, sub.Status)
 			_, err = c.Subscriptions.Pause(ctx, sub.ID)

@@ -81,7 +81,7 @@ func TestSubscriptionsTakeTheShortFormWithBearerCredentials(t *testing.T) {
 			mock.RegisterResponder(http.MethodPatch, mockBaseURL+"/subscriptions/sub_1/resume", recordingResponder(t, &seen, 200, "subscriptions/resumed.json"))
 			mock.RegisterResponder(http.MethodPatch, mockBaseURL+"/subscriptions/sub_1/cancel", recordingResponder(t, &seen, 200, "subscriptions/cancel_now.json"))
 
-			sub, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: 14})
+			sub, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: Value(14)})
 			require.NoError(t, err)
 			assert.Equal(t, SubscriptionStatusTrialing, sub.Status)
 			assert.Equal(t, utcTime(2025, 1, 16, 3, 4, 5), sub.TrialEnd)
@@ -210,16 +210,41 @@ func TestSubscriptionsValidationSendsNothing(t *testing.T) {
 			return err
 		}, "quantity"},
 		"trial negative": {func(c *Client) error {
-			_, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: -3})
+			_, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: Value(-3)})
 			return err
 		}, "trialDays"},
 		"trial too long": {func(c *Client) error {
-			_, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: MaxTrialDays + 1})
+			_, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: Value(MaxTrialDays + 1)})
 			return err
 		}, "trialDays"},
 		"get id":    {func(c *Client) error { _, err := c.Subscriptions.Get(ctx(), ""); return err }, "id"},
 		"cancel id": {func(c *Client) error { _, err := c.Subscriptions.Cancel(ctx(), "", nil); return err }, "id"},
 		"pause id":  {func(c *Client) error { _, err := c.Subscriptions.Pause(ctx(), " "); return err }, "id"},
 		"resume id": {func(c *Client) error { _, err := c.Subscriptions.Resume(ctx(), ""); return err }, "id"},
+	})
+}
+
+func TestSubscriptionTrialDaysThreeStates(t *testing.T) {
+	for want, days := range map[string]Nullable[int]{
+		`{"customerId":"cust_1","priceId":"price_1"}`:                {},
+		`{"customerId":"cust_1","priceId":"price_1","trialDays":0}`:  Value(0),
+		`{"customerId":"cust_1","priceId":"price_1","trialDays":14}`: Value(14),
+	} {
+		c, mock := newMockClient(t)
+		var got string
+		mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/subscriptions", func(r *http.Request) (*http.Response, error) {
+			b, _ := io.ReadAll(r.Body)
+			got = string(b)
+			return fixtureResponder(t, 201, "subscriptions/subscription.json")(r)
+		})
+		_, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: days})
+		require.NoError(t, err)
+		assert.JSONEq(t, want, got)
+	}
+	requireRefusedBeforeSending(t, map[string]refusal{
+		"null trial": {func(c *Client) error {
+			_, err := c.Subscriptions.Create(ctx(), &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1", TrialDays: Null[int]()})
+			return err
+		}, "trialDays"},
 	})
 }
