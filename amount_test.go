@@ -47,6 +47,9 @@ func FuzzDecimalAmount(f *testing.F) {
 	for _, seed := range []string{"10.50", "0", "-3.1", "10.555", "1e3", "00.1", "92233720368547758.07"} {
 		f.Add(seed)
 	}
+	for _, seed := range fixtureAmounts(f) {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		a, err := ParseDecimalAmount(s)
 		if err != nil {

@@ -41,6 +41,9 @@ func FuzzNormalizePhone(f *testing.F) {
 	for _, seed := range []string{"+233 24 123 4567", "0241234567", "00233241234567", "+(1) 555-0100"} {
 		f.Add(seed)
 	}
+	for _, seed := range fixturePhones(f) {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		digits, err := NormalizePhone(s)
 		if err != nil {
