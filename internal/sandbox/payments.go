@@ -211,6 +211,14 @@ func baseURL(r *http.Request) string {
 // succeeded or failed. Success sets method, fee, net and paidAt and sends the
 // payment.succeeded webhook; failure sets FAILED with a failure code.
 func (s *Server) CompleteCheckout(reference, method, outcome string) error {
+	return s.settleCheckout(reference, payerChoice{method: method, outcome: outcome})
+}
+
+// settleCheckout is the one path that completes a checkout session, whoever
+// pays: the control, billingtest or the hosted page (checkout_page.go),
+// whose payer also chooses the wallet or card paid with.
+func (s *Server) settleCheckout(reference string, c payerChoice) error {
+	method, outcome := c.method, c.outcome
 	if _, ok := failureCodes[method]; !ok {
 		return validationError("method", "method must be one of %s", strings.Join(checkoutMethods, ", "))
 	}
@@ -234,7 +242,9 @@ func (s *Server) CompleteCheckout(reference, method, outcome string) error {
 		code, message := failureCodes[method][0], failureCodes[method][1]
 		p.FailureCode, p.FailureMessage = &code, &message
 		s.money.settle(p.movement, CodeFailed, now)
+		target, body := sdkCallback(p.movement)
 		s.mu.Unlock()
+		s.deliver(target, body)
 		return nil
 	}
 	s.money.settle(p.movement, CodeSuccess, now)
@@ -244,13 +254,15 @@ func (s *Server) CompleteCheckout(reference, method, outcome string) error {
 	p.movement.Fee = p.Fee
 	switch method {
 	case "MOBILE_MONEY":
-		p.MobileMoneyDetail = &mobileMoneyDetail{Network: "MTN", Phone: payerPhone(p.Customer), ExternalRef: p.movement.externalID}
+		p.MobileMoneyDetail = c.wallet(p)
 	case "CARD":
-		p.CardDetail = &cardDetail{Brand: "VISA", Last4: "4242"}
+		p.CardDetail = c.card()
 	}
 	event := paymentSucceeded(*p)
+	target, body := sdkCallback(p.movement)
 	s.mu.Unlock()
 	s.deliver(s.cfg.WebhookURL, event)
+	s.deliver(target, body)
 	return nil
 }
 

@@ -19,6 +19,10 @@ const (
 	DefaultDisbursementAccount = "2020202"
 	// DefaultDisbursementBalance is 1,000,000.00 GHS in minor units.
 	DefaultDisbursementBalance int64 = 100_000_000
+	// DefaultPublicKey is the public key of the web SDK: safe in a browser.
+	DefaultPublicKey = "pk_test_sandbox"
+	// DefaultMerchantName is the business the hosted checkout page names.
+	DefaultMerchantName = "Sandbox Merchant"
 )
 
 // The scopes of SPEC "Authentication".
@@ -76,6 +80,12 @@ type Config struct {
 	// WebhookURL receives the checkout webhooks (payment.succeeded); empty
 	// sends none.
 	WebhookURL string
+	// PublicKey is the key the web SDK presents from the payer's browser
+	// (SPEC "Client checkout SDKs"); empty means DefaultPublicKey.
+	PublicKey string
+	// MerchantName is the business the hosted checkout page shows the payer;
+	// empty means DefaultMerchantName.
+	MerchantName string
 	// DisbursementAccount is the account number of send-to-bank paths;
 	// DisbursementBalance its starting balance in minor units.
 	DisbursementAccount string
@@ -102,6 +112,8 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.ClientSecret, DefaultClientSecret)
 	orDefault(&c.SecretKey, DefaultSecretKey)
 	orDefault(&c.DisbursementAccount, DefaultDisbursementAccount)
+	orDefault(&c.PublicKey, DefaultPublicKey)
+	orDefault(&c.MerchantName, DefaultMerchantName)
 	if c.SessionTokens == nil {
 		c.SessionTokens = []string{DefaultSessionToken}
 	}
