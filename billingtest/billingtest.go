@@ -51,6 +51,9 @@ type Server struct {
 	SessionToken string
 	// DisbursementAccount is the account number of the send-to-bank paths.
 	DisbursementAccount string
+	// PublicKey is the key a merchant's page gives the web SDK
+	// (billing.NewWebCheckout); unlike the client secret it is safe in a browser.
+	PublicKey string
 
 	sandbox *sandbox.Server
 	http    *httptest.Server
@@ -89,6 +92,7 @@ func Start(opts ...Option) (*Server, error) {
 		ClientSecret:        applied.ClientSecret,
 		SecretKey:           applied.SecretKey,
 		DisbursementAccount: applied.DisbursementAccount,
+		PublicKey:           applied.PublicKey,
 		sandbox:             sb,
 		http:                ts,
 	}

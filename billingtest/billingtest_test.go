@@ -52,6 +52,7 @@ func TestNewServerServesTheSandboxWithDefaultCredentials(t *testing.T) {
 	assert.Equal(t, sandbox.DefaultSecretKey, s.SecretKey)
 	assert.Equal(t, sandbox.DefaultSessionToken, s.SessionToken)
 	assert.Equal(t, sandbox.DefaultDisbursementAccount, s.DisbursementAccount)
+	assert.Equal(t, sandbox.DefaultPublicKey, s.PublicKey)
 
 	status, body := call(t, s, http.MethodPost, "/v1/customers", `{"email":"ada@example.com","name":"Ada"}`)
 	require.Equal(t, http.StatusCreated, status, body)

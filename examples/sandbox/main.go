@@ -112,10 +112,12 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config) {
 	fmt.Fprintf(w, `Billing sandbox listening
   base URL:             %s
   hosted checkout:      %s/checkout/
+  web SDK:              %s/sdk/checkout.js
   client id:            %s
   client secret:        %s
   secret key:           %s
   session token:        %s
+  public key (web SDK): %s
   disbursement account: %s
   disbursement balance: %s GHS
   scopes:               %s
@@ -123,8 +125,8 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config) {
   resolve after:        %s
   sandbox controls:     POST /sandbox/clock/advance, POST /sandbox/payments/{reference}/complete, GET /sandbox/sms?msisdn=
 Press Ctrl+C to stop.
-`, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
-		strings.Join(cfg.SessionTokens, ", "), cfg.DisbursementAccount,
+`, baseURL, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
+		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
 		formatAmount(cfg.DisbursementBalance), strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter)
 }
 

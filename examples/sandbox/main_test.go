@@ -63,6 +63,8 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 	baseURL := banner["base URL"]
 	require.True(t, strings.HasPrefix(baseURL, "http://127.0.0.1:"), "banner: %v", banner)
 	assert.Equal(t, baseURL+"/checkout/", banner["hosted checkout"])
+	assert.Equal(t, baseURL+"/sdk/checkout.js", banner["web SDK"])
+	assert.Equal(t, sandbox.DefaultPublicKey, banner["public key (web SDK)"])
 	assert.Equal(t, sandbox.DefaultClientID, banner["client id"])
 	assert.Equal(t, sandbox.DefaultClientSecret, banner["client secret"])
 	assert.Equal(t, sandbox.DefaultSecretKey, banner["secret key"])
