@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -69,6 +70,7 @@ func (p *CustomerCreateParams) validate() error {
 		required("email", p.Email),
 		emailShape("email", p.Email),
 		required("name", p.Name),
+		currencyCode("currency", p.Currency),
 		p.Metadata.validate("metadata"),
 	)
 }
@@ -88,7 +90,16 @@ func (p *CustomerUpdateParams) validate() error {
 	if p == nil {
 		return invalid("params", "are required")
 	}
+	var name, phone error
+	if p.Name != "" && strings.TrimSpace(p.Name) == "" {
+		name = invalid("name", "must not be blank: leave it empty to keep the name")
+	}
+	if v, ok := p.Phone.Get(); ok && v == "" {
+		phone = invalid("phone", "must not be empty: use Null to clear the phone")
+	}
 	return firstError(
+		name,
+		phone,
 		oneOf("status", p.Status, customerStatuses...),
 		p.Metadata.validate("metadata"),
 	)
