@@ -71,6 +71,7 @@ func (p *MeterCreateParams) validate() error {
 		required("name", p.Name),
 		required("eventName", p.EventName),
 		oneOf("aggregation", p.Aggregation, meterAggregations...),
+		notBlank("valueField", p.ValueField),
 	)
 }
 
@@ -118,7 +119,9 @@ func (p *MeterEventParams) validate() error {
 		valueErr = invalid("value", "must be a finite number, zero or more")
 	}
 	return firstError(
+		notBlank("customerId", p.CustomerID),
 		valueErr,
+		notBlank("idempotencyKey", p.IdempotencyKey),
 		maxLength("idempotencyKey", p.IdempotencyKey, maxIdempotencyKeyLength),
 		p.Metadata.validate("metadata"),
 	)

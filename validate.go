@@ -47,6 +47,15 @@ func required(field, v string) error {
 	return nil
 }
 
+// notBlank checks an optional string that, when given, must say something: empty passes
+// (the field is left out), white space alone does not.
+func notBlank(field, v string) error {
+	if v != "" && strings.TrimSpace(v) == "" {
+		return invalid(field, "must not be blank: leave it empty to leave it out")
+	}
+	return nil
+}
+
 func maxLength(field, v string, n int) error {
 	if len([]rune(v)) > n {
 		return invalid(field, fmt.Sprintf("must be at most %d characters", n))
