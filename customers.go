@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -90,15 +89,12 @@ func (p *CustomerUpdateParams) validate() error {
 	if p == nil {
 		return invalid("params", "are required")
 	}
-	var name, phone error
-	if p.Name != "" && strings.TrimSpace(p.Name) == "" {
-		name = invalid("name", "must not be blank: leave it empty to keep the name")
-	}
+	var phone error
 	if v, ok := p.Phone.Get(); ok && v == "" {
 		phone = invalid("phone", "must not be empty: use Null to clear the phone")
 	}
 	return firstError(
-		name,
+		notBlank("name", p.Name),
 		phone,
 		oneOf("status", p.Status, customerStatuses...),
 		p.Metadata.validate("metadata"),
