@@ -469,14 +469,26 @@ func readMobileMoney(f *fields, providers ...string) mobileMoneyRequest {
 	req.callbackURL, _ = f.callbackURL("callbackUrl")
 	req.metadata, _ = f.metadata("metadata")
 	req.clientReference = newReference()
-	if raw, given := req.metadata["clientReference"]; given {
-		if ref, ok := raw.(string); ok && isClientReference(ref) {
-			req.clientReference = ref
-		} else {
-			f.fail("metadata.clientReference", "metadata.clientReference must be 1 to 36 letters and digits")
-		}
+	if ref, given := metadataReference(f, req.metadata); given {
+		req.clientReference = ref
 	}
 	return req
+}
+
+// metadataReference returns metadata.clientReference, the merchant reference of the
+// operations that carry theirs in metadata (checkout, receive, send). When given it must
+// be 1 to 36 letters and digits, like every client reference (SPEC "Limits").
+func metadataReference(f *fields, metadata map[string]any) (string, bool) {
+	raw, given := metadata["clientReference"]
+	if !given {
+		return "", false
+	}
+	ref, ok := raw.(string)
+	if !ok || !isClientReference(ref) {
+		f.fail("metadata.clientReference", "metadata.clientReference must be 1 to 36 letters and digits")
+		return "", false
+	}
+	return ref, true
 }
 
 // checkCustomer refuses a customerId that names no customer; s.mu must be held.

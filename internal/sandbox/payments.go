@@ -139,6 +139,8 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
 	if m, _ := f.metadata("metadata"); m != nil {
 		p.Metadata = m
 	}
+	// The reference the session is counted and found under (by the web SDK too).
+	metadataReference(f, p.Metadata)
 	payer := checkoutPayer(f)
 	if err := f.err(); err != nil {
 		writeError(w, err)
