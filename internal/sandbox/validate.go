@@ -240,8 +240,9 @@ func (f *fields) boolean(name string) (bool, bool) {
 	return b, true
 }
 
-// metadata returns a flat key-value object (SPEC "Conventions"): values are
-// strings, numbers, booleans or null; a nested object or array is refused.
+// metadata returns a flat key-value object (SPEC "Conventions"): keys are not
+// empty, values are strings, numbers, booleans or null; a nested object or
+// array is refused.
 // Numbers keep their exact text. A field given as null returns nil and ok
 // true, so an update can clear the metadata.
 func (f *fields) metadata(name string) (map[string]any, bool) {
@@ -260,6 +261,10 @@ func (f *fields) metadata(name string) (map[string]any, bool) {
 		return nil, false
 	}
 	for _, key := range slices.Sorted(maps.Keys(m)) {
+		if key == "" {
+			f.fail(name, "%s keys must not be empty", name)
+			return nil, false
+		}
 		switch m[key].(type) {
 		case map[string]any, []any:
 			f.fail(name, "%s must be flat: the value of %q is an object or array", name, key)
