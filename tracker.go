@@ -104,10 +104,13 @@ func (o *Outcome) IsPending() bool { return !o.IsFinal() }
 var ErrStillPending = errors.New("billing: outcome still pending")
 
 // Clock tells a Tracker the time and wakes it. Tests give a fake one so that minutes of
-// waiting take no time; the default is the wall clock.
+// waiting take no time (billingtest.Server.Clock keeps the sandbox's time); the default
+// is the wall clock.
 type Clock interface {
 	Now() time.Time
-	// After returns a channel that receives once d has passed.
+	// After returns a channel that receives once d has passed. It may also receive
+	// early, as a clock whose time jumps may wake every waiter: the Tracker reads Now
+	// again after every wake.
 	After(d time.Duration) <-chan time.Time
 }
 
@@ -221,11 +224,39 @@ func NewTracker(c *Client, opts TrackerOptions) *Tracker {
 	}
 }
 
+// Track records that the money movement of the given kind and client reference has just
+// been initiated, so that CallbackWait counts from now even when Await is called later
+// (say, from another request of your server). Without Track the wait counts from the
+// first Await. Tracking a reference already known changes nothing.
+func (t *Tracker) Track(kind Kind, clientReference string) error {
+	key, err := trackKeyOf(kind, clientReference)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.entryLocked(key)
+	t.evictLocked()
+	return nil
+}
+
+// trackKeyOf checks an Await's or Track's arguments and returns their key.
+func trackKeyOf(kind Kind, clientReference string) (trackKey, error) {
+	callback, ok := kind.callbackKind()
+	if !ok {
+		return trackKey{}, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
+	}
+	if err := required("clientReference", clientReference); err != nil {
+		return trackKey{}, err
+	}
+	return trackKey{callback, clientReference}, nil
+}
+
 // Await returns the outcome of the money movement of the given kind and client
 // reference. It returns as soon as the callback arrives (or at once if it already has).
-// If none has arrived CallbackWait after the first Await of the reference, it asks the
-// status check, then again with growing pauses, until a final state, the end of ctx, or
-// the give-up limit.
+// If none has arrived CallbackWait after the movement started (see Track; otherwise the
+// first Await of the reference), it asks the status check, then again with growing
+// pauses, until a final state, the end of ctx, or the give-up limit.
 //
 // The error is nil exactly when the outcome is final. Without a final state Await
 // returns what it knows, State EventPending, with an error matching ErrStillPending (and
@@ -235,14 +266,11 @@ func NewTracker(c *Client, opts TrackerOptions) *Tracker {
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
-	callback, ok := kind.callbackKind()
-	if !ok {
-		return nil, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
-	}
-	if err := required("clientReference", clientReference); err != nil {
+	key, err := trackKeyOf(kind, clientReference)
+	if err != nil {
 		return nil, err
 	}
-	e := t.join(trackKey{callback, clientReference})
+	e := t.join(key)
 	defer t.leave(e)
 
 	pending := &Outcome{Kind: kind, ClientReference: clientReference, State: EventPending}
@@ -250,24 +278,16 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 		return pending, fmt.Errorf("%w: %w", ErrStillPending, ctx.Err())
 	}
 	giveUp := e.started.Add(t.opts.CallbackWait + t.opts.GiveUpAfter)
-	wait := e.started.Add(t.opts.CallbackWait).Sub(t.opts.Clock.Now())
+	next := e.started.Add(t.opts.CallbackWait) // when to ask the status check
 	interval := t.opts.PollInterval
 	var lastErr error
 	for {
+		slept := t.sleepUntil(ctx, next, e.done)
 		if o := t.final(e, kind); o != nil {
 			return o, nil
 		}
-		if wait > 0 {
-			select {
-			case <-e.done:
-				continue
-			case <-ctx.Done():
-				if o := t.final(e, kind); o != nil {
-					return o, nil
-				}
-				return stillPending()
-			case <-t.opts.Clock.After(wait):
-			}
+		if slept != nil {
+			return stillPending()
 		}
 		o, err := statusOutcome(ctx, t.client, kind, clientReference)
 		switch {
@@ -287,15 +307,38 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing status check failed; polling again",
 				slog.String("kind", string(kind)), slog.String("clientReference", clientReference), slog.String("error", err.Error()))
 		}
-		left := giveUp.Sub(t.opts.Clock.Now())
-		if left <= 0 {
+		now := t.opts.Clock.Now()
+		if !now.Before(giveUp) {
 			if lastErr != nil {
 				return pending, fmt.Errorf("%w at the give-up limit; last status check: %w", ErrStillPending, lastErr)
 			}
 			return pending, fmt.Errorf("%w at the give-up limit", ErrStillPending)
 		}
-		wait = min(jitter(interval), left)
+		next = now.Add(min(jitter(interval), giveUp.Sub(now)))
 		interval = min(2*interval, t.opts.MaxPollInterval)
+	}
+}
+
+// sleepUntil waits until the clock reaches at or done is closed (nil), or ctx ends (its
+// error). A clock may wake it early or jump while a timer is being set, so it reads the
+// time again around every timer.
+func (t *Tracker) sleepUntil(ctx context.Context, at time.Time, done <-chan struct{}) error {
+	for {
+		now := t.opts.Clock.Now()
+		if !now.Before(at) {
+			return nil
+		}
+		timer := t.opts.Clock.After(at.Sub(now))
+		if !t.opts.Clock.Now().Before(at) {
+			return nil // the time moved on while the timer was set
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer:
+		}
 	}
 }
 

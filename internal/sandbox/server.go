@@ -158,6 +158,7 @@ type Server struct {
 	faults     faultTable // injected faults, under their own lock
 
 	callbackFaults callbackFaultTable // injected callback faults, under their own lock
+	waiters        waiters            // channels of After, under their own lock
 
 	mu            sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers     customerStore
@@ -205,7 +206,10 @@ func (s *Server) Now() time.Time { return s.sched.now() }
 // the work that became due (resolutions, callbacks and their retries, trial
 // ends, renewals, expiries) in time order, including work scheduled by that
 // work within the window.
-func (s *Server) Advance(d time.Duration) { s.sched.advance(d) }
+func (s *Server) Advance(d time.Duration) {
+	s.sched.advance(d)
+	s.wakeWaiters() // see After
+}
 
 // Close stops the background work of the sandbox. Work not yet due is dropped.
 func (s *Server) Close() { s.sched.close() }
