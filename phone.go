@@ -32,8 +32,9 @@ func normalizePhone(field, phone string) (string, error) {
 	if strings.HasPrefix(digits, "0") {
 		return "", invalid(field, "looks like a local number: send it in international form with the country code, like 233241234567 for 024 123 4567 in Ghana")
 	}
-	if len(digits) < 8 || len(digits) > 15 {
-		return "", invalid(field, "must have 8 to 15 digits in international form, like 233241234567")
+	// E.164 allows up to 15 digits; the shortest numbers in use have 7 (Niue: +683 4002).
+	if len(digits) < 7 || len(digits) > 15 {
+		return "", invalid(field, "must have 7 to 15 digits in international form, like 233241234567")
 	}
 	return digits, nil
 }
