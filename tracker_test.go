@@ -76,6 +76,17 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.timers = keep
 }
 
+// wakeAll fires every pending timer without moving the time, as a clock whose time
+// jumps may.
+func (c *fakeClock) wakeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tm := range c.timers {
+		tm.ch <- c.now
+	}
+	c.timers = nil
+}
+
 // waitTimers blocks until After has been called n times in all.
 func (c *fakeClock) waitTimers(n int) {
 	c.mu.Lock()
@@ -184,6 +195,42 @@ func TestTrackerFallsBackToTheStatusCheckAfterTheWait(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
 	assert.Equal(t, 1, mock.GetTotalCallCount())
+}
+
+func TestTrackerTrackStartsTheWait(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
+	require.NoError(t, tr.Track(KindReceive, "rcv1044"))
+	clock.Advance(5 * time.Minute)
+
+	o, err := tr.Await(context.Background(), KindReceive, "rcv1044")
+	require.NoError(t, err)
+	assert.True(t, o.Succeeded())
+	assert.Equal(t, SourceStatusCheck, o.Source, "five minutes have passed since Track: no more waiting")
+	assert.Empty(t, clock.asked())
+
+	require.NoError(t, tr.Track(KindReceive, "rcv1044"), "tracking a known reference changes nothing")
+	var ve *ValidationError
+	require.ErrorAs(t, tr.Track(Kind("refund"), "r1"), &ve)
+	assert.Equal(t, "kind", ve.Field)
+	require.ErrorAs(t, tr.Track(KindSend, ""), &ve)
+	assert.Equal(t, "clientReference", ve.Field)
+	assert.Equal(t, 1, mock.GetTotalCallCount())
+}
+
+func TestTrackerReadsTheTimeAgainWhenWokenEarly(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
+	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1044")
+	clock.waitTimers(1)
+	clock.wakeAll() // an early wake
+	clock.waitTimers(2)
+	assert.Zero(t, mock.GetTotalCallCount(), "an early wake is not the end of the wait")
+	assert.Equal(t, []time.Duration{5 * time.Minute, 5 * time.Minute}, clock.asked())
+	clock.Advance(5 * time.Minute)
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded())
 }
 
 func TestTrackerPollsWithBackoffUntilAFinalState(t *testing.T) {
