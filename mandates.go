@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -119,7 +120,8 @@ type MandateVerifyOTPParams struct {
 	CustomerMSISDN       string `json:"customerMsisdn"`
 	ServicePreApprovalID string `json:"servicePreApprovalId"`
 	ClientReferenceID    string `json:"clientReferenceId"`
-	// OTPCode is the four-letter prefix, a hyphen and the four digits: "ABCD-1234".
+	// OTPCode is the four-letter prefix, a hyphen and the four digits: "ABCD-1234". The
+	// letters are sent in upper case, however they were typed.
 	OTPCode string `json:"otpCode"`
 }
 
@@ -155,6 +157,7 @@ func (s *MandatesService) VerifyOTP(ctx context.Context, p *MandateVerifyOTPPara
 	if err := internationalDigits("customerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
+	body.OTPCode = strings.ToUpper(body.OTPCode) // the service's prefixes are capitals
 	o := newOp(http.MethodPost, "/v1/mandates/verifyotp")
 	o.body, o.auth = &body, authBasic
 	return send[Mandate](ctx, s.client, o)
