@@ -1,0 +1,152 @@
+// Webhooks is a merchant server that takes a mobile-money payment and pays one out, hears
+// their outcomes at its callback endpoint, and resolves each through a Tracker: by the
+// callback when it comes, by the status check when it does not. The embedded sandbox drops
+// the callback of one payment, so the five-minute fallback shows, and a forged callback
+// is refused because the status check contradicts it.
+//
+// With no credentials in the environment it runs against an embedded sandbox, whose clock
+// it moves forward instead of waiting five minutes. Against a real service the callbacks
+// must reach this machine at a public URL; until they do, the Tracker falls back to the
+// status checks after five real minutes.
+//
+//	go run ./examples/webhooks
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/billingtest"
+	"github.com/billingsdk/billing-go/examples/internal/callbacks"
+	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	env, err := exampleenv.Connect(out)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	c := env.Client
+
+	// Against the embedded sandbox the Tracker keeps the sandbox's time, so moving that
+	// clock moves the Tracker's five-minute wait too.
+	var opts billing.TrackerOptions
+	if env.Sandbox != nil {
+		opts.Clock = env.Sandbox.Clock()
+	}
+	tracker := billing.NewTracker(c, opts)
+
+	// One endpoint takes every callback. It answers redeliveries without handling them
+	// twice, and believes a claimed success only once the status check agrees: the spec
+	// has no signatures, so anyone could post one.
+	handler := tracker.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(c))
+	base, stop, err := callbacks.Serve(handler)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	callbackURL := base + "/callbacks"
+	if public := os.Getenv("BILLING_CALLBACK_URL"); public != "" {
+		callbackURL = public // where a real service can reach this endpoint
+	}
+
+	// Client references must be unique: each names its operation for good.
+	run := time.Now().UnixNano()
+	payment := fmt.Sprintf("order%d", run)
+	payout := fmt.Sprintf("refund%d", run)
+	silent := fmt.Sprintf("order%dsilent", run)
+	if env.Sandbox != nil {
+		env.Sandbox.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: silent})
+	}
+
+	for _, ref := range []string{payment, silent} {
+		if _, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
+			Amount: 5000, Phone: "+233 24 123 4567", Provider: billing.ProviderMTN,
+			Description: "Order " + ref, ClientReference: ref, CallbackURL: callbackURL,
+		}); err != nil {
+			return fmt.Errorf("receive %s: %w", ref, err)
+		}
+		if err := tracker.Track(billing.KindReceive, ref); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "asked for 50.00 GHS, reference", describe(ref, run))
+	}
+	if _, err := c.Payouts.Send(ctx, &billing.SendParams{
+		Amount: 2000, Phone: "+233 20 123 4567", Provider: billing.ProviderTelecel, Name: "Kofi Boateng",
+		Description: "Refund", ClientReference: payout, CallbackURL: callbackURL,
+	}); err != nil {
+		return fmt.Errorf("send %s: %w", payout, err)
+	}
+	if err := tracker.Track(billing.KindSend, payout); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "paid out 20.00 GHS, reference", describe(payout, run))
+
+	// The callbacks of the first two arrive within moments.
+	for _, w := range []struct {
+		kind billing.Kind
+		ref  string
+	}{{billing.KindReceive, payment}, {billing.KindSend, payout}} {
+		o, err := tracker.Await(ctx, w.kind, w.ref)
+		if err != nil {
+			return fmt.Errorf("awaiting %s: %w", w.ref, err)
+		}
+		report(out, o, run)
+	}
+
+	// Someone posts a success for a payment nobody made. The status check says otherwise.
+	forged := `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"order1forged","Amount":500.00}}`
+	resp, err := http.Post(base+"/callbacks", "application/json", strings.NewReader(forged))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	fmt.Fprintf(out, "a forged success callback was answered %d: nothing was fulfilled\n", resp.StatusCode)
+
+	// No callback comes for the third. Five minutes after the request the Tracker asks the
+	// status check, as the spec says to.
+	if env.Sandbox != nil {
+		fmt.Fprintln(out, "no callback for", describe(silent, run)+"; moving the sandbox clock five minutes on")
+		env.Sandbox.Advance(5 * time.Minute)
+	}
+	o, err := tracker.Await(ctx, billing.KindReceive, silent)
+	if err != nil {
+		return fmt.Errorf("awaiting %s: %w", silent, err)
+	}
+	report(out, o, run)
+	return nil
+}
+
+// report prints an outcome the way an order system would record it.
+func report(out io.Writer, o *billing.Outcome, run int64) {
+	verdict := "fulfil the order"
+	switch {
+	case o.Failed():
+		verdict = "nothing moved"
+	case o.IsPending():
+		verdict = "still pending: ask again later"
+	}
+	fmt.Fprintf(out, "%s %s: %s by %s, code %s, %s GHS: %s\n", o.Kind, describe(o.ClientReference, run), o.State, o.Source,
+		o.Code, billing.DecimalAmount(o.Amount), verdict)
+}
+
+// describe shortens a reference for printing: the run's timestamp is left out.
+func describe(ref string, run int64) string {
+	return strings.Replace(ref, fmt.Sprint(run), "…", 1)
+}
