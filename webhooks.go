@@ -111,22 +111,10 @@ type SubscriptionTrialEvent struct {
 	// ID is the event id (evt_ prefix).
 	ID string `json:"id,omitempty"`
 	// Event is EventKindSubscriptionTrial.
-	Event     EventKind                  `json:"event"`
-	CreatedAt time.Time                  `json:"createdAt,omitzero"`
-	Data      SubscriptionTrialEventData `json:"data"`
-}
-
-// SubscriptionTrialEventData is the subscription whose trial started.
-type SubscriptionTrialEventData struct {
-	ID                 string    `json:"id"`
-	CustomerID         string    `json:"customerId"`
-	Status             string    `json:"status"`
-	Currency           string    `json:"currency,omitempty"`
-	TrialStart         time.Time `json:"trialStart,omitzero"`
-	TrialEnd           time.Time `json:"trialEnd,omitzero"`
-	CurrentPeriodStart time.Time `json:"currentPeriodStart,omitzero"`
-	CurrentPeriodEnd   time.Time `json:"currentPeriodEnd,omitzero"`
-	CreatedAt          time.Time `json:"createdAt,omitzero"`
+	Event     EventKind `json:"event"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// Data is the subscription whose trial started.
+	Data Subscription `json:"data"`
 }
 
 // Kind returns EventKindSubscriptionTrial.

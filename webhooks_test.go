@@ -66,6 +66,30 @@ func TestParseEventRecognisesEveryShape(t *testing.T) {
 	}
 }
 
+// The fixtures the resource groups recorded of their own callbacks and webhooks parse
+// too, each as the shape it is.
+func TestParseEventReadsTheCallbackFixturesOfEveryResourceGroup(t *testing.T) {
+	for name, kind := range map[string]EventKind{
+		"payments/checkout_webhook.json":                  EventKindPaymentSucceeded,
+		"payments/checkout_webhook_minimal.json":          EventKindPaymentSucceeded,
+		"payments/transaction_callback_success.json":      EventKindTransaction,
+		"payments/transaction_callback_failed.json":       EventKindTransaction,
+		"mandates/debit_callback_success.json":            EventKindTransaction,
+		"mandates/mandate_callback.json":                  EventKindMandate,
+		"payouts/send_callback_success.json":              EventKindPayout,
+		"payouts/send_callback_insufficient_balance.json": EventKindPayout,
+		"payouts/bank_callback_success.json":              EventKindPayout,
+		"payouts/bank_callback_name_check_failed.json":    EventKindPayout,
+		"subscriptions/trial_event.json":                  EventKindSubscriptionTrial,
+	} {
+		ev, err := ParseEvent(fixture(t, name))
+		if assert.NoError(t, err, name) {
+			assert.Equal(t, kind, ev.Kind(), name)
+			assert.NotEmpty(t, ev.Reference(), name)
+		}
+	}
+}
+
 func TestParseEventCheckoutVariants(t *testing.T) {
 	full := parseFixture(t, "payment_succeeded.json").(*CheckoutEvent)
 	assert.Equal(t, "evt_5f0c1a2b3c4d5e6f7a8b9c0d", full.ID)
@@ -127,6 +151,7 @@ func TestParseEventCallbackDetails(t *testing.T) {
 	trial := parseFixture(t, "subscription_trial.json").(*SubscriptionTrialEvent)
 	assert.Equal(t, "evt_0d9c8b7a6f5e4d3c2b1a0f9e", trial.ID)
 	assert.Equal(t, "cust_0a1b2c3d4e5f6a7b8c9d0e1f", trial.Data.CustomerID)
+	assert.Equal(t, SubscriptionStatusTrialing, trial.Data.Status)
 	assert.Equal(t, time.Date(2025, 1, 15, 0, 0, 0, 0, time.UTC), trial.Data.TrialEnd)
 }
 
