@@ -58,7 +58,7 @@
       confirm.hidden = true;
       back.hidden = false;
       if (focus) {
-        form.querySelector('#pin').focus();
+        pin.focus();
       }
     }
     function toWallet(focus) {
@@ -71,11 +71,25 @@
     }
     confirm.addEventListener('click', function () { toPIN(true); });
     back.addEventListener('click', function () { toWallet(true); });
-    // Enter in the number field confirms; it does not send a form without a PIN.
+    // Enter in the network or number field confirms; it does not send a form
+    // without a PIN.
+    [network, phone].forEach(function (field) {
+      field.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter' && pinStep.hidden) {
+          e.preventDefault();
+          toPIN(true);
+        }
+      });
+    });
+    var pin = form.querySelector('#pin');
     form.addEventListener('submit', function (e) {
       if (pinStep.hidden) {
         e.preventDefault();
         toPIN(true);
+      } else if (!/^[0-9]{4}$/.test(pin.value)) {
+        e.preventDefault(); // the server would only ask for the PIN again
+        pin.setAttribute('aria-invalid', 'true');
+        pin.focus();
       }
     });
     if (showPIN) {
