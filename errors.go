@@ -99,7 +99,8 @@ type APIError struct {
 	StatusCode int
 	// Code is the service's response code, or its error code, when the body carries one.
 	Code ResponseCode
-	// Message is the service's description of the failure.
+	// Message is the service's description of the failure, as sent. Error() masks the
+	// runs of seven or more digits in it (phone and account numbers).
 	Message string
 	// Field names the offending request field, when the service says which.
 	Field string
@@ -119,7 +120,10 @@ func (e *APIError) Error() string {
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Message)
+		// The service's message can quote a phone or account number ("233241234567 has
+		// no approved mandate"), and error strings end up in logs: mask digit runs as
+		// the logs do. Message and Body keep the text as sent.
+		b.WriteString(redactPath(e.Message))
 	}
 	return b.String()
 }
