@@ -626,6 +626,9 @@ func WithStatusCheckConfirmation(c *Client) WebhookOption {
 // returns nil, 500 when it returns an error, so the sender delivers the event again.
 //
 // fn may be called concurrently. Redeliveries reach fn again unless WithDedupe is given.
+//
+// The handler keeps no clock of its own while it reads: serve it from an http.Server with
+// a ReadTimeout (and ReadHeaderTimeout), which bounds a sender that trickles its body.
 func NewWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOption) http.Handler {
 	h := &webhookHandler{fn: fn, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
