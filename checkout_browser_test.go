@@ -407,7 +407,7 @@ func TestBrowserModalMobileMoneyWithPIN(t *testing.T) {
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Click(`input[name="choose-method"][value="MOBILE_MONEY"]`, chromedp.ByQuery, in),
 		chromedp.WaitVisible(`#phone`, chromedp.ByQuery, in),
-		chromedp.WaitNotVisible(`#pin`, chromedp.ByQuery, in), // the PIN comes after the confirmation
+		chromedp.WaitNotVisible(`#pin`, chromedp.ByQuery, in),    // the PIN comes after the confirmation
 		chromedp.SendKeys(`#network`, "T", chromedp.ByQuery, in), // Telecel Cash
 		chromedp.SendKeys(`#phone`, kb.End+strings.Repeat(kb.Backspace, 20)+"233 20 765 4321", chromedp.ByQuery, in),
 		chromedp.Click(`[data-action="confirm"]`, chromedp.ByQuery, in),
