@@ -253,21 +253,31 @@ func awaitEvent(t *testing.T, ctx context.Context, ch <-chan billing.Event, what
 	}
 }
 
-// checkoutFrame returns the iframe the SDK embedded, once the checkout in it has loaded.
-func checkoutFrame(t *testing.T, ctx context.Context, selector string) *cdp.Node {
+// openShop starts a browser and a shop with its sandbox, and creates a session of amount.
+func openShop(t *testing.T, amount int64) (context.Context, *shop, *billing.Payment) {
 	t.Helper()
+	browser := newBrowser(t)
+	shop := newShop(t)
+	return browser, shop, shop.createSession(browser, amount)
+}
+
+// payIn opens the shop's page for pay in mode (iframe or modal) and clicks Pay. Once the
+// checkout has loaded it returns the query option that reaches into the SDK's frame.
+func (s *shop) payIn(ctx context.Context, mode string, pay *billing.Payment) chromedp.QueryOption {
+	s.t.Helper()
+	frameSelector := map[string]string{"iframe": `#checkout iframe`, "modal": `dialog.billing-checkout-modal iframe`}[mode]
 	var frames []*cdp.Node
-	require.NoError(t, chromedp.Run(ctx,
+	require.NoError(s.t, chromedp.Run(ctx,
+		chromedp.Navigate(s.server.URL+"/pay/"+mode+"/"+pay.Reference),
+		chromedp.Click(`#pay`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#events .event-onLoad`, chromedp.ByQuery),
-		chromedp.Nodes(selector, &frames, chromedp.ByQuery),
+		chromedp.Nodes(frameSelector, &frames, chromedp.ByQuery),
 	))
-	return frames[0]
+	return chromedp.FromNode(frames[0])
 }
 
 func TestBrowserRedirectCheckoutByCardReturnsToTheShop(t *testing.T) {
-	browser := newBrowser(t)
-	shop := newShop(t)
-	pay := shop.createSession(browser, 5000)
+	browser, shop, pay := openShop(t, 5000)
 
 	newTab := chromedp.WaitNewTarget(browser, func(info *target.Info) bool { return info.Type == "page" })
 	require.NoError(t, chromedp.Run(browser,
@@ -310,22 +320,15 @@ func TestBrowserRedirectCheckoutByCardReturnsToTheShop(t *testing.T) {
 }
 
 func TestBrowserIframeCheckoutPostsPaymentSucceededToTheShop(t *testing.T) {
-	browser := newBrowser(t)
-	shop := newShop(t)
-	pay := shop.createSession(browser, 5000)
-
-	require.NoError(t, chromedp.Run(browser,
-		chromedp.Navigate(shop.server.URL+"/pay/iframe/"+pay.Reference),
-		chromedp.Click(`#pay`, chromedp.ByQuery),
-	))
-	frame := checkoutFrame(t, browser, `#checkout iframe`)
+	browser, shop, pay := openShop(t, 5000)
+	in := shop.payIn(browser, "iframe", pay)
 	var style map[string]string
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Evaluate(`(() => { const s = document.querySelector('#checkout iframe').style; return {width: s.width, height: s.height, border: s.border}; })()`, &style),
-		chromedp.Click(`input[name="choose-method"][value="BANK_TRANSFER"]`, chromedp.ByQuery, chromedp.FromNode(frame)),
-		chromedp.WaitVisible(`#panel-BANK_TRANSFER button.primary`, chromedp.ByQuery, chromedp.FromNode(frame)),
-		chromedp.WaitNotVisible(`#panel-CARD`, chromedp.ByQuery, chromedp.FromNode(frame)),
-		chromedp.Click(`#panel-BANK_TRANSFER button.primary`, chromedp.ByQuery, chromedp.FromNode(frame)),
+		chromedp.Click(`input[name="choose-method"][value="BANK_TRANSFER"]`, chromedp.ByQuery, in),
+		chromedp.WaitVisible(`#panel-BANK_TRANSFER button.primary`, chromedp.ByQuery, in),
+		chromedp.WaitNotVisible(`#panel-CARD`, chromedp.ByQuery, in),
+		chromedp.Click(`#panel-BANK_TRANSFER button.primary`, chromedp.ByQuery, in),
 		chromedp.WaitVisible(`#events .event-message-payment\.succeeded`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#events .event-onPaymentSuccess`, chromedp.ByQuery),
 	))
@@ -355,17 +358,10 @@ func TestBrowserIframeCheckoutPostsPaymentSucceededToTheShop(t *testing.T) {
 }
 
 func TestBrowserCardDeclineReachesOnPaymentFailure(t *testing.T) {
-	browser := newBrowser(t)
-	shop := newShop(t)
-	pay := shop.createSession(browser, 12000)
-
+	browser, shop, pay := openShop(t, 12000)
+	in := shop.payIn(browser, "iframe", pay)
 	require.NoError(t, chromedp.Run(browser,
-		chromedp.Navigate(shop.server.URL+"/pay/iframe/"+pay.Reference),
-		chromedp.Click(`#pay`, chromedp.ByQuery),
-	))
-	frame := checkoutFrame(t, browser, `#checkout iframe`)
-	require.NoError(t, chromedp.Run(browser,
-		chromedp.Click(`#panel-CARD button[value="failed"]`, chromedp.ByQuery, chromedp.FromNode(frame)),
+		chromedp.Click(`#panel-CARD button[value="failed"]`, chromedp.ByQuery, in),
 		chromedp.WaitVisible(`#events .event-onPaymentFailure`, chromedp.ByQuery),
 	))
 	failure := eventNamed(t, shopEvents(t, browser), "onPaymentFailure").Data
@@ -393,16 +389,8 @@ func TestBrowserCardDeclineReachesOnPaymentFailure(t *testing.T) {
 }
 
 func TestBrowserModalMobileMoneyWithPIN(t *testing.T) {
-	browser := newBrowser(t)
-	shop := newShop(t)
-	pay := shop.createSession(browser, 5000)
-
-	require.NoError(t, chromedp.Run(browser,
-		chromedp.Navigate(shop.server.URL+"/pay/modal/"+pay.Reference),
-		chromedp.Click(`#pay`, chromedp.ByQuery),
-	))
-	frame := checkoutFrame(t, browser, `dialog.billing-checkout-modal iframe`)
-	in := chromedp.FromNode(frame)
+	browser, shop, pay := openShop(t, 5000)
+	in := shop.payIn(browser, "modal", pay)
 	var prompt string
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Click(`input[name="choose-method"][value="MOBILE_MONEY"]`, chromedp.ByQuery, in),
@@ -445,9 +433,7 @@ func TestBrowserModalMobileMoneyWithPIN(t *testing.T) {
 }
 
 func TestBrowserModalOpensAndCloses(t *testing.T) {
-	browser := newBrowser(t)
-	shop := newShop(t)
-	pay := shop.createSession(browser, 5000)
+	browser, shop, pay := openShop(t, 5000)
 
 	var open bool
 	var focused string
@@ -484,9 +470,7 @@ func TestBrowserModalOpensAndCloses(t *testing.T) {
 }
 
 func TestBrowserWebSDKRefusesABadPublicKey(t *testing.T) {
-	browser := newBrowser(t)
-	shop := newShop(t)
-	pay := shop.createSession(browser, 5000)
+	browser, shop, pay := openShop(t, 5000)
 
 	var thrown string
 	require.NoError(t, chromedp.Run(browser,
@@ -513,9 +497,7 @@ func TestBrowserWebSDKRefusesABadPublicKey(t *testing.T) {
 // TestBrowserCheckoutPageOnAPhone opens the page at 375 pixels wide, uses it with the
 // keyboard alone, and keeps a screenshot (in BILLING_SCREENSHOT_DIR when set).
 func TestBrowserCheckoutPageOnAPhone(t *testing.T) {
-	browser := newBrowser(t)
-	shop := newShop(t)
-	pay := shop.createSession(browser, 5000)
+	browser, shop, pay := openShop(t, 5000)
 
 	var requested []string
 	var mu sync.Mutex
