@@ -682,6 +682,9 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			forget()
 			h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook claiming success refused",
 				append(eventAttrs(ev), slog.Int("status", status), slog.String("reason", reason))...)
+			if status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "60") // the status check may have caught up by then
+			}
 			http.Error(w, "not confirmed by the status check: "+reason, status)
 			return
 		}

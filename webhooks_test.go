@@ -424,6 +424,7 @@ func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
 
 	w := post(t, h, forged)
 	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "the receive is unpaid: not now, maybe later")
+	assert.Equal(t, "60", w.Header().Get("Retry-After"))
 	assert.Contains(t, w.Body.String(), "still pending")
 	assert.Zero(t, rec.calls.Load(), "a forged success never reaches the function")
 	assert.Contains(t, logs.String(), "billing webhook claiming success refused")
