@@ -258,3 +258,20 @@ func TestPayerChoiceDetails(t *testing.T) {
 	assert.Equal(t, mobileMoneyDetail{Network: "MTN", Phone: "233240000000", ExternalRef: "12345678901"}, *payerChoice{}.wallet(p),
 		"the control: MTN and the sandbox's test wallet")
 }
+
+func BenchmarkCheckoutPage(b *testing.B) {
+	s := newTestServer(b, Config{})
+	reference := str(b, createCheckout(b, s, `{"amount":5000,"description":"Bread","customer":{"name":"Ada","email":"ada@example.com","phone":"+233241234567"}}`)["reference"])
+	benchmarkRequests(b, s, http.StatusOK, func() *http.Request {
+		return httptest.NewRequest(http.MethodGet, "/checkout/"+reference, nil)
+	})
+}
+
+func BenchmarkWebSDKStart(b *testing.B) {
+	s := newTestServer(b, Config{})
+	reference := str(b, createCheckout(b, s, `{"amount":5000}`)["reference"])
+	body := sdkStart("5000", reference, DefaultPublicKey, "https://shop.example.com/cb")
+	benchmarkRequests(b, s, http.StatusOK, func() *http.Request {
+		return httptest.NewRequest(http.MethodPost, "/sdk/sessions", strings.NewReader(body))
+	})
+}
