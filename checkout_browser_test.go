@@ -62,6 +62,9 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true),
+		// The network service in the browser process writes its state before the
+		// browser exits, rather than after, into a profile being removed.
+		chromedp.Flag("enable-features", "NetworkServiceInProcess2"),
 		// Popups are blocked as in a payer's browser: the SDK's redirect must open its
 		// tab inside the click.
 		chromedp.Flag("disable-popup-blocking", false),
