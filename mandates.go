@@ -37,10 +37,12 @@ const (
 type MandateStatus string
 
 // The mandate states: PENDING until the customer approves, APPROVED once charges are
-// allowed, CANCELLED after Cancel (Reactivate asks for approval again).
+// allowed, CANCELLED after Cancel (Reactivate asks for approval again). The spec also
+// names ACTIVE as a notified status of an approved mandate; it counts as approved.
 const (
 	MandateStatusPending   MandateStatus = "PENDING"
 	MandateStatusApproved  MandateStatus = "APPROVED"
+	MandateStatusActive    MandateStatus = "ACTIVE"
 	MandateStatusCancelled MandateStatus = "CANCELLED"
 )
 
@@ -64,11 +66,14 @@ func (m *Mandate) IsPending() bool { return m.PreapprovalStatus == MandateStatus
 
 // IsFinal reports whether the approval request has ended: approved or cancelled.
 func (m *Mandate) IsFinal() bool {
-	return m.PreapprovalStatus == MandateStatusApproved || m.PreapprovalStatus == MandateStatusCancelled
+	return m.Succeeded() || m.PreapprovalStatus == MandateStatusCancelled
 }
 
-// Succeeded reports whether the mandate is approved, so it can be charged.
-func (m *Mandate) Succeeded() bool { return m.PreapprovalStatus == MandateStatusApproved }
+// Succeeded reports whether the mandate is approved (APPROVED or ACTIVE), so it can be
+// charged.
+func (m *Mandate) Succeeded() bool {
+	return m.PreapprovalStatus == MandateStatusApproved || m.PreapprovalStatus == MandateStatusActive
+}
 
 // MandateCreateParams asks a customer to approve a direct-debit mandate. Every field is
 // required.

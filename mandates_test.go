@@ -249,3 +249,15 @@ func TestMoneyEndpointsNeedClientCredentials(t *testing.T) {
 	assert.Contains(t, err.Error(), "client credentials")
 	assert.Zero(t, mock.GetTotalCallCount())
 }
+
+func TestMandateStatesReadAsTheSpecNamesThem(t *testing.T) {
+	for status, want := range map[MandateStatus][3]bool{ // pending, final, succeeded
+		MandateStatusPending:   {true, false, false},
+		MandateStatusApproved:  {false, true, true},
+		MandateStatusActive:    {false, true, true},
+		MandateStatusCancelled: {false, true, false},
+	} {
+		m := &Mandate{PreapprovalStatus: status}
+		assert.Equal(t, want, [3]bool{m.IsPending(), m.IsFinal(), m.Succeeded()}, status)
+	}
+}

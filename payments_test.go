@@ -463,23 +463,6 @@ func TestServiceTimeReadsBothFormsAndRefusesOthers(t *testing.T) {
 	assert.Equal(t, before, st, "null leaves the time as it was")
 }
 
-// BenchmarkReceive measures a money movement through the whole pipeline: validation,
-// the copied and normalised body, encoding, the transport and the envelope.
-func BenchmarkReceive(b *testing.B) {
-	c, mock := newMockClient(b)
-	mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/receive", fixtureResponder(b, 200, "payments/receive_accepted.json"))
-	p := &ReceiveParams{
-		Amount: 2500, Phone: "+233 24 123 4567", Provider: ProviderMTN, Description: "Order 1044",
-		Metadata: Metadata{"orderId": "1044"}, ClientReference: "rcv1044", CallbackURL: "https://shop.example.com/cb",
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.Payments.Receive(context.Background(), p); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkSendStatus measures a status check whose timestamp takes the spec's
 // "YYYY-MM-DD HH:MM:SS" form.
 func BenchmarkSendStatus(b *testing.B) {
