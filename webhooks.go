@@ -233,14 +233,10 @@ func (c *MandateCallback) State() EventState { return mandateState(c.Preapproval
 // Code returns "": the mandate callback carries no response code.
 func (*MandateCallback) Code() ResponseCode { return "" }
 
-// mandateStatusActive is named by the spec as a status the mandate callback notifies,
-// beside APPROVED; it means the same.
-const mandateStatusActive MandateStatus = "ACTIVE"
-
 // mandateState maps a preapprovalStatus to the state it reports.
 func mandateState(status MandateStatus) EventState {
 	switch status {
-	case MandateStatusApproved, mandateStatusActive:
+	case MandateStatusApproved, MandateStatusActive:
 		return EventSucceeded
 	case MandateStatusPending:
 		return EventPending
