@@ -262,7 +262,7 @@ func BenchmarkParseEvent(b *testing.B) {
 	} {
 		body := fixture(b, "events/"+tt.fixture)
 		name := strings.TrimSuffix(tt.fixture, ".json")
-		b.Run(name+"/ParseEvent", func(b *testing.B) {
+		b.Run(name+"/impl=sdk", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
@@ -271,7 +271,7 @@ func BenchmarkParseEvent(b *testing.B) {
 				}
 			}
 		})
-		b.Run(name+"/json.Unmarshal", func(b *testing.B) {
+		b.Run(name+"/impl=raw", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const sample = `goos: linux
+BenchmarkCustomersGet/mode=serial/impl=sdk-2     1000  110 ns/op  0 new-conns  900 B/op  40 allocs/op
+BenchmarkCustomersGet/mode=serial/impl=sdk-2     1000  100 ns/op  0 new-conns  900 B/op  40 allocs/op
+BenchmarkCustomersGet/mode=serial/impl=sdk-2     1000  300 ns/op  0 new-conns  900 B/op  40 allocs/op
+BenchmarkCustomersGet/mode=serial/impl=raw-2     1000  100 ns/op  0 new-conns  800 B/op  30 allocs/op
+BenchmarkCustomersGet/mode=parallel8/impl=sdk-2  1000   50 ns/op  2 new-conns  900 B/op  80 allocs/op
+BenchmarkCustomersGet/mode=parallel8/impl=raw-2  1000   50 ns/op  0 new-conns  800 B/op  30 allocs/op
+BenchmarkSandboxGetCustomer-2                    5000 5000 ns/op  200000 req/s
+PASS
+`
+
+func TestReportComparesMediansAgainstTargets(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, report(strings.NewReader(sample), &out))
+	lines := out.String()
+	assert.Regexp(t, `mode=serial\s+ns/op\s+110.0\s+100.0\s+1.100\s+ok \(<= 1.15x\)`, lines, "the median, not the outlier")
+	assert.Regexp(t, `mode=serial\s+allocs/op\s+40.0\s+30.0\s+1.333\s+ok \(<= raw \+ 25\)`, lines)
+	assert.Regexp(t, `mode=parallel8\s+allocs/op\s+80.0\s+30.0\s+2.667\s+MISSED`, lines)
+	assert.Regexp(t, `mode=parallel8\s+new-conns\s+2.0\s+0.0\s+-\s+MISSED`, lines)
+	assert.Regexp(t, `BenchmarkSandboxGetCustomer\s+200000.00`, lines)
+}
