@@ -24,6 +24,12 @@ const (
 	// (six minutes when zero: past the five minutes after which a receiver asks the
 	// status check).
 	CallbackDelayed = CallbackFaultKind(sandbox.CallbackDelayed)
+	// CallbackContradicted delivers the callback, then a copy claiming the opposite
+	// final state: a failure (ResponseCode 2001, PreapprovalStatus FAILED, a
+	// checkout's FAILED) after a success, a success after a failure. A receiver that
+	// confirms successes against the status check (billing.WithStatusCheckConfirmation)
+	// refuses the false success.
+	CallbackContradicted = CallbackFaultKind(sandbox.CallbackContradicted)
 )
 
 // CallbackFault makes one callback or webhook go wrong in a chosen way.
@@ -48,7 +54,8 @@ type CallbackFault struct {
 // or Delay, as a test helper should.
 //
 // The same control is served over HTTP as POST /sandbox/callbacks/faults with
-// {"kind": "drop"|"duplicate"|"stale"|"delay", "reference", "nth", "delaySeconds"}.
+// {"kind": "drop"|"duplicate"|"stale"|"contradict"|"delay", "reference", "nth",
+// "delaySeconds"}.
 func (s *Server) InjectCallbackFault(f CallbackFault) {
 	err := s.sandbox.InjectCallbackFault(sandbox.CallbackFault{
 		Kind: sandbox.CallbackFaultKind(f.Kind), Reference: f.Reference, Nth: f.Nth, Delay: f.Delay,
@@ -56,4 +63,11 @@ func (s *Server) InjectCallbackFault(f CallbackFault) {
 	if err != nil {
 		panic("billingtest: " + err.Error())
 	}
+}
+
+// CallbackFaultsFired returns how many injected callback faults have hit a callback or
+// webhook so far.
+func (s *Server) CallbackFaultsFired() int {
+	_, fired := s.sandbox.CallbackFaultCounts()
+	return fired
 }

@@ -39,6 +39,7 @@ func TestInjectCallbackFault(t *testing.T) {
 	assert.EqualValues(t, 2, received.Load(), "none for dropped1, two for twice1, none yet for late1")
 	s.Advance(10 * time.Minute)
 	assert.EqualValues(t, 3, received.Load())
+	assert.Equal(t, 3, s.CallbackFaultsFired())
 
 	st, err := c.Payments.ReceiveStatus(context.Background(), "dropped1")
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func TestInjectCallbackFault(t *testing.T) {
 
 func TestInjectCallbackFaultPanicsOnAnUnknownKind(t *testing.T) {
 	s := NewServer(t, WithManualClock())
-	assert.PanicsWithValue(t, `billingtest: sandbox: unknown callback fault kind "lose": use drop, duplicate, stale or delay`, func() {
+	assert.PanicsWithValue(t, `billingtest: sandbox: unknown callback fault kind "lose": use contradict, delay, drop, duplicate, stale`, func() {
 		s.InjectCallbackFault(CallbackFault{Kind: "lose"})
 	})
 }

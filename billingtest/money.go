@@ -64,16 +64,43 @@ func (s *Server) Deliveries() []Delivery {
 	return out
 }
 
-// FaultKind is what an injected fault does to the request it hits.
-type FaultKind int
+// FaultKind is what an injected fault does to the request it hits. "Before the work"
+// means the sandbox never handles the request; "after the work" means it handles it in
+// full (the money moves, the record is written) and only the answer goes wrong. The
+// names are those of the HTTP control and of the standalone sandbox's -faults flag.
+type FaultKind string
 
 const (
+	// FaultLatency holds the request for the fault's Latency of real time, then
+	// serves it. If the caller hangs up first (its timeout or context ends), the
+	// work is never done. Keep latencies short in tests, or give the client a
+	// shorter timeout (billing.WithTimeout) to see what a timeout does.
+	FaultLatency = FaultKind(sandbox.FaultLatency)
+	// FaultHTTP500 answers 500 with the error body, before the work.
+	FaultHTTP500 = FaultKind(sandbox.FaultHTTP500)
+	// FaultHTTP502 answers 502 with a gateway's HTML page, before the work.
+	FaultHTTP502 = FaultKind(sandbox.FaultHTTP502)
+	// FaultHTTP503 answers 503 with the fault's RetryAfter, before the work.
+	FaultHTTP503 = FaultKind(sandbox.FaultHTTP503)
+	// FaultHTTP429 answers 429 with the fault's RetryAfter, before the work.
+	FaultHTTP429 = FaultKind(sandbox.FaultHTTP429)
+	// FaultResetBeforeWork resets the connection before any work is done.
+	FaultResetBeforeWork = FaultKind(sandbox.FaultResetBeforeWork)
 	// FaultResponseLost lets the sandbox do the work of the request, then
 	// resets the connection with no response, so the client cannot tell
 	// whether anything happened.
-	FaultResponseLost FaultKind = FaultKind(sandbox.FaultResponseLost)
-	// FaultResetBeforeWork resets the connection before any work is done.
-	FaultResetBeforeWork FaultKind = FaultKind(sandbox.FaultResetBeforeWork)
+	FaultResponseLost = FaultKind(sandbox.FaultResponseLost)
+	// FaultTruncatedBody does the work, then sends the status, headers with the
+	// full Content-Length and half the body, and closes the connection.
+	FaultTruncatedBody = FaultKind(sandbox.FaultTruncatedBody)
+	// FaultMalformedJSON does the work, then sends a complete answer whose body is
+	// the first half of the JSON.
+	FaultMalformedJSON = FaultKind(sandbox.FaultMalformedJSON)
+	// FaultCode0005 does the work, then answers with the route's own status and body
+	// except that the envelope says success false and response code 0005 (connection
+	// error to the network, final state unknown): what the spec says checkout may
+	// answer.
+	FaultCode0005 = FaultKind(sandbox.FaultCode0005)
 )
 
 // Fault makes one request to a route fail in a chosen way.
@@ -87,16 +114,69 @@ type Fault struct {
 	Nth int
 	// Kind is what happens to that request.
 	Kind FaultKind
+	// Latency is the hold of FaultLatency, in real time: the SDK's timeout runs on
+	// the real clock. Zero means one second; at most a minute.
+	Latency time.Duration
+	// RetryAfter is the Retry-After of FaultHTTP503 and FaultHTTP429, sent in whole
+	// seconds rounded up. Zero sends "Retry-After: 0": retry at once.
+	RetryAfter time.Duration
 }
 
 // InjectFault arms f. Each request takes at most one fault; two faults due on
 // the same request hit it and the one after, in injection order. It panics
-// on a route the sandbox does not serve or an unknown kind, as a test helper
-// should.
+// on a route the sandbox does not serve, an unknown kind or a bad value, as a
+// test helper should.
+//
+// The same control is served over HTTP as POST /sandbox/faults with {"route",
+// "kind", "nth", "latencyMs", "retryAfterSeconds"}.
 func (s *Server) InjectFault(f Fault) {
-	if err := s.sandbox.InjectFault(sandbox.Fault{Route: f.Route, Nth: f.Nth, Kind: sandbox.FaultKind(f.Kind)}); err != nil {
+	err := s.sandbox.InjectFault(sandbox.Fault{
+		Route: f.Route, Nth: f.Nth, Kind: sandbox.FaultKind(f.Kind), Latency: f.Latency, RetryAfter: f.RetryAfter,
+	})
+	if err != nil {
 		panic("billingtest: " + err.Error())
 	}
+}
+
+// FaultsFired returns how many injected request faults have hit a request so far.
+// A test that checks it knows its fault named a route the calls really take.
+func (s *Server) FaultsFired() int {
+	_, fired := s.sandbox.FaultCounts()
+	return fired
+}
+
+// Movement is the sandbox's record of one accepted money movement: the truth a
+// client's belief is checked against.
+type Movement struct {
+	// Kind is the operation: "checkout", "receive", "send", "send-to-bank",
+	// "direct-debit" or "mandate".
+	Kind string
+	// ClientReference is the merchant's reference (a checkout session's own
+	// reference).
+	ClientReference string
+	// TransactionID is the service's id of the movement (a mandate's
+	// servicePreApprovalId, a checkout session's payment id).
+	TransactionID string
+	// State is "pending", "succeeded" or "failed".
+	State string
+	// ResponseCode is 0001 while pending, then 0000 or the failure code.
+	ResponseCode string
+	// Amount and Fee are in minor units.
+	Amount, Fee int64
+	// CreatedAt is when it was accepted, ResolvedAt when it became final (zero
+	// while pending), by the sandbox clock.
+	CreatedAt, ResolvedAt time.Time
+}
+
+// MovementRecords returns the money movements the sandbox accepted under
+// clientReference, oldest first, counted as Movements counts them.
+func (s *Server) MovementRecords(clientReference string) []Movement {
+	found := s.sandbox.Movements(clientReference)
+	out := make([]Movement, len(found))
+	for i, m := range found {
+		out[i] = Movement(m)
+	}
+	return out
 }
 
 // WithDisbursementBalance sets the starting balance of the disbursement

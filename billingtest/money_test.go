@@ -1,7 +1,9 @@
 package billingtest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/internal/sandbox"
 )
 
@@ -140,6 +143,44 @@ func TestInjectFault(t *testing.T) {
 	assert.PanicsWithValue(t, `billingtest: sandbox: no route "POST /v1/nowhere"; a fault names a route pattern such as "POST /v1/payments/receive"`, func() {
 		s.InjectFault(Fault{Route: "POST /v1/nowhere", Kind: FaultResponseLost})
 	})
-	assert.Panics(t, func() { s.InjectFault(Fault{Route: "POST /v1/payments", Kind: 0}) })
+	assert.Panics(t, func() { s.InjectFault(Fault{Route: "POST /v1/payments", Kind: "lose"}) })
+	assert.Panics(t, func() { s.InjectFault(Fault{Route: "POST /v1/payments", Kind: FaultHTTP429, RetryAfter: -time.Second}) })
 	assert.Equal(t, FaultKind(sandbox.FaultResponseLost), FaultResponseLost)
+}
+
+func TestInjectFaultOfEveryKindThroughTheSDK(t *testing.T) {
+	s := NewServer(t)
+	c := s.Client(billing.WithRetry(1, 0, 0))
+	ctx := context.Background()
+	receive := func(ref string) error {
+		_, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
+			Amount: 1000, Phone: "233241234567", Provider: billing.ProviderMTN, Description: "Order", ClientReference: ref,
+		})
+		return err
+	}
+	for i, kind := range []FaultKind{FaultHTTP500, FaultHTTP502, FaultHTTP503, FaultResetBeforeWork} {
+		s.InjectFault(Fault{Route: "POST /v1/payments/receive", Kind: kind})
+		ref := fmt.Sprintf("before%d", i)
+		require.ErrorIs(t, receive(ref), billing.ErrOutcomeUnknown, kind)
+		assert.Zero(t, s.Movements(ref), "%s comes before the work", kind)
+	}
+	for i, kind := range []FaultKind{FaultResponseLost, FaultTruncatedBody, FaultMalformedJSON, FaultCode0005} {
+		s.InjectFault(Fault{Route: "POST /v1/payments/receive", Kind: kind})
+		ref := fmt.Sprintf("after%d", i)
+		require.ErrorIs(t, receive(ref), billing.ErrOutcomeUnknown, kind)
+		assert.Equal(t, 1, s.Movements(ref), "%s comes after the work", kind)
+	}
+	s.InjectFault(Fault{Route: "POST /v1/payments/receive", Kind: FaultLatency, Latency: 10 * time.Millisecond})
+	require.NoError(t, receive("slow1"))
+	assert.Equal(t, 9, s.FaultsFired())
+
+	records := s.MovementRecords("slow1")
+	require.Len(t, records, 1)
+	assert.Equal(t, "receive", records[0].Kind)
+	assert.Equal(t, "slow1", records[0].ClientReference)
+	assert.Equal(t, int64(1000), records[0].Amount)
+	assert.Equal(t, int64(10), records[0].Fee)
+	assert.NotEmpty(t, records[0].TransactionID)
+	assert.Contains(t, []string{"pending", "succeeded"}, records[0].State)
+	assert.Empty(t, s.MovementRecords("nobody"))
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
+	"strings"
 	"time"
 )
 
@@ -26,6 +26,12 @@ const (
 	// CallbackDelayed holds the callback back for the fault's Delay of sandbox
 	// time (DefaultCallbackDelay when zero) before its first attempt.
 	CallbackDelayed CallbackFaultKind = "delay"
+	// CallbackContradicted delivers the callback, then a copy claiming the
+	// opposite final state: a success (ResponseCode 0000, PreapprovalStatus
+	// APPROVED, a checkout's SUCCEEDED) followed by a failure (2001 and
+	// Message "failed", FAILED), a failure by a success. Only a receiver that
+	// checks success against the status check keeps the truth.
+	CallbackContradicted CallbackFaultKind = "contradict"
 )
 
 // DefaultCallbackDelay is the hold of CallbackDelayed without a Delay: past the
@@ -49,42 +55,48 @@ type CallbackFault struct {
 }
 
 // callbackEffect sends (or not) the first attempt of a faulted callback.
-type callbackEffect func(s *Server, url string, payload []byte, f CallbackFault)
+type callbackEffect func(s *Server, url string, payload []byte)
 
-// callbackEffects is the table of callback fault kinds: adding a kind adds a row.
-var callbackEffects = map[CallbackFaultKind]callbackEffect{
-	CallbackDropped: func(s *Server, _ string, _ []byte, _ CallbackFault) {
-		s.cfg.Logger.Debug("sandbox dropped a callback, as a fault asked")
+// callbackFaultKinds is the table of callback fault kinds: each builds the effect
+// of a fault from its parameters. Adding a kind adds a row.
+var callbackFaultKinds = map[CallbackFaultKind]func(CallbackFault) callbackEffect{
+	CallbackDropped: func(CallbackFault) callbackEffect {
+		return func(s *Server, _ string, _ []byte) {
+			s.cfg.Logger.Debug("sandbox dropped a callback, as a fault asked")
+		}
 	},
-	CallbackDuplicated: func(s *Server, url string, payload []byte, _ CallbackFault) {
-		s.firstAttemptAt(s.Now(), url, payload)
-		s.firstAttemptAt(s.Now(), url, payload)
+	CallbackDuplicated: func(CallbackFault) callbackEffect {
+		return func(s *Server, url string, payload []byte) {
+			s.firstAttemptAt(s.Now(), url, payload)
+			s.firstAttemptAt(s.Now(), url, payload)
+		}
 	},
-	CallbackStale: func(s *Server, url string, payload []byte, _ CallbackFault) {
-		s.firstAttemptAt(s.Now(), url, payload)
-		s.firstAttemptAt(s.Now(), url, staleCopy(payload)) // tasks due together run in order
+	CallbackStale: func(CallbackFault) callbackEffect {
+		return func(s *Server, url string, payload []byte) {
+			s.firstAttemptAt(s.Now(), url, payload)
+			s.firstAttemptAt(s.Now(), url, staleCopy(payload)) // tasks due together run in order
+		}
 	},
-	CallbackDelayed: func(s *Server, url string, payload []byte, f CallbackFault) {
+	CallbackContradicted: func(CallbackFault) callbackEffect {
+		return func(s *Server, url string, payload []byte) {
+			s.firstAttemptAt(s.Now(), url, payload)
+			s.firstAttemptAt(s.Now(), url, contradictingCopy(payload))
+		}
+	},
+	CallbackDelayed: func(f CallbackFault) callbackEffect {
 		delay := f.Delay
 		if delay <= 0 {
 			delay = DefaultCallbackDelay
 		}
-		s.firstAttemptAt(s.Now().Add(delay), url, payload)
+		return func(s *Server, url string, payload []byte) {
+			s.firstAttemptAt(s.Now().Add(delay), url, payload)
+		}
 	},
 }
 
-// armedCallbackFault is an injected callback fault counting down the
-// callbacks that match it.
-type armedCallbackFault struct {
-	fault     CallbackFault
-	remaining int
-	effect    callbackEffect
-}
-
-// callbackFaultTable holds the armed callback faults, in injection order.
-type callbackFaultTable struct {
-	mu    sync.Mutex
-	armed []*armedCallbackFault
+// CallbackFaultKindNames returns the names of the callback fault kinds, sorted.
+func CallbackFaultKindNames() []string {
+	return []string{string(CallbackContradicted), string(CallbackDelayed), string(CallbackDropped), string(CallbackDuplicated), string(CallbackStale)}
 }
 
 // InjectCallbackFault arms f. Each callback counts down every fault armed for
@@ -92,47 +104,29 @@ type callbackFaultTable struct {
 // those due, and a fault due at the same time as another waits for the next
 // matching callback.
 func (s *Server) InjectCallbackFault(f CallbackFault) error {
-	effect, ok := callbackEffects[f.Kind]
+	build, ok := callbackFaultKinds[f.Kind]
 	if !ok {
-		return fmt.Errorf("sandbox: unknown callback fault kind %q: use drop, duplicate, stale or delay", f.Kind)
+		return fmt.Errorf("sandbox: unknown callback fault kind %q: use %s", f.Kind, strings.Join(CallbackFaultKindNames(), ", "))
 	}
-	if f.Nth < 0 {
-		return fmt.Errorf("sandbox: callback fault Nth must be 1 or more, not %d", f.Nth)
+	if err := checkNth(f.Nth); err != nil {
+		return err
 	}
 	if f.Delay < 0 {
 		return fmt.Errorf("sandbox: callback fault Delay must not be negative, not %s", f.Delay)
 	}
-	s.callbackFaults.mu.Lock()
-	defer s.callbackFaults.mu.Unlock()
-	s.callbackFaults.armed = append(s.callbackFaults.armed, &armedCallbackFault{fault: f, remaining: max(f.Nth, 1), effect: effect})
+	s.callbackFaults.arm(f.Reference, f.Nth, build(f))
 	return nil
 }
 
-// take counts a callback about reference and returns the fault it meets, if any.
-func (t *callbackFaultTable) take(reference string) (*armedCallbackFault, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var hit *armedCallbackFault
-	for i := 0; i < len(t.armed); i++ {
-		f := t.armed[i]
-		if f.fault.Reference != "" && f.fault.Reference != reference {
-			continue
-		}
-		f.remaining--
-		if f.remaining <= 0 && hit == nil {
-			hit = f
-			t.armed = append(t.armed[:i], t.armed[i+1:]...)
-			i--
-		}
-	}
-	return hit, hit != nil
-}
+// CallbackFaultCounts returns how many callback faults wait for their callback
+// and how many have hit one.
+func (s *Server) CallbackFaultCounts() (armed, fired int) { return s.callbackFaults.counts() }
 
 // dispatch schedules the first attempt of a callback, through the callback
 // fault it meets, if any.
 func (s *Server) dispatch(url string, payload []byte) {
-	if f, ok := s.callbackFaults.take(callbackReference(payload)); ok {
-		f.effect(s, url, payload, f.fault)
+	if effect, ok := s.callbackFaults.take(callbackReference(payload)); ok {
+		effect(s, url, payload)
 		return
 	}
 	s.firstAttemptAt(s.Now(), url, payload)
@@ -162,9 +156,44 @@ func callbackReference(payload []byte) string {
 	return ""
 }
 
-// staleCopy returns payload as it read before its final state. Values other than
-// the state keep their exact text.
+// staleCopy returns payload as it read before its final state: ResponseCode 0001
+// and Message "pending", PreapprovalStatus PENDING, a checkout's data.status
+// PENDING.
 func staleCopy(payload []byte) []byte {
+	return restated(payload, stateWords{code: CodeAccepted, message: "pending", preapproval: "PENDING", checkout: "PENDING"})
+}
+
+// contradictingCopy returns payload claiming the opposite final state: a failure
+// for a success, a success for anything else.
+func contradictingCopy(payload []byte) []byte {
+	if reportsSuccess(payload) {
+		return restated(payload, stateWords{code: CodeFailed, message: "failed", preapproval: "FAILED", checkout: checkoutFailed})
+	}
+	return restated(payload, stateWords{code: CodeSuccess, message: "success", preapproval: "APPROVED", checkout: checkoutSucceeded})
+}
+
+// stateWords are the values of the keys that carry a callback's state.
+type stateWords struct {
+	code, message, preapproval, checkout string
+}
+
+// reportsSuccess tells whether a callback or webhook reports a success.
+func reportsSuccess(payload []byte) bool {
+	var probe struct {
+		ResponseCode      string `json:"ResponseCode"`
+		PreapprovalStatus string `json:"PreapprovalStatus"`
+		Data              struct {
+			Status string `json:"status"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(payload, &probe)
+	return probe.ResponseCode == CodeSuccess || probe.PreapprovalStatus == "APPROVED" || probe.Data.Status == checkoutSucceeded
+}
+
+// restated returns payload with the keys that carry its state set to words:
+// ResponseCode, Message, PreapprovalStatus, and a checkout's data.status; only
+// keys already there are set. Values other than the state keep their exact text.
+func restated(payload []byte, words stateWords) []byte {
 	var body map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &body); err != nil {
 		return payload
@@ -174,14 +203,14 @@ func staleCopy(payload []byte) []byte {
 			m[key], _ = json.Marshal(value)
 		}
 	}
-	set(body, "ResponseCode", CodeAccepted)
-	set(body, "Message", "pending")
-	set(body, "PreapprovalStatus", "PENDING")
+	set(body, "ResponseCode", words.code)
+	set(body, "Message", words.message)
+	set(body, "PreapprovalStatus", words.preapproval)
 	var event string
 	if json.Unmarshal(body["event"], &event) == nil && event == "payment.succeeded" {
 		var data map[string]json.RawMessage
 		if json.Unmarshal(body["data"], &data) == nil {
-			set(data, "status", "PENDING")
+			set(data, "status", words.checkout)
 			body["data"], _ = json.Marshal(data)
 		}
 	}
@@ -201,8 +230,8 @@ func callbackFaultRoutes(s *Server) []route {
 }
 
 // injectCallbackFault arms a callback fault: {"kind": "drop"|"duplicate"|
-// "stale"|"delay", "reference": "...", "nth": 1, "delaySeconds": 360}; only
-// kind is required. It answers the fault as armed.
+// "stale"|"contradict"|"delay", "reference": "...", "nth": 1, "delaySeconds":
+// 360}; only kind is required. It answers the fault as armed.
 func (s *Server) injectCallbackFault(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeFields(r)
 	if err != nil {
@@ -210,7 +239,7 @@ func (s *Server) injectCallbackFault(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.require("kind")
-	kind, _ := f.enum("kind", string(CallbackDropped), string(CallbackDuplicated), string(CallbackStale), string(CallbackDelayed))
+	kind, _ := f.enum("kind", CallbackFaultKindNames()...)
 	reference, _ := f.optionalString("reference")
 	var nth, delaySeconds int64
 	if f.has("nth") {
@@ -236,4 +265,32 @@ type callbackFaultView struct {
 	Reference    string `json:"reference,omitempty"`
 	Nth          int    `json:"nth"`
 	DelaySeconds int64  `json:"delaySeconds,omitempty"`
+}
+
+// ParseCallbackFaults reads the compact syntax of examples/sandbox
+// -callback-faults: items separated by ";", each REFERENCE[#N]=KIND[:DURATION],
+// where REFERENCE is the operation's reference (CallbackFault.Reference) or *
+// for any, N the matching callback's number (default 1) and DURATION (Go
+// syntax, "10m") the Delay of delay:
+//
+//	order7=drop; *#3=delay:10m; payout9=contradict
+//
+// It checks the syntax only; InjectCallbackFault checks the values.
+func ParseCallbackFaults(spec string) ([]CallbackFault, error) {
+	var out []CallbackFault
+	err := parseFaultItems(spec, func(target string, nth int, kind string, d time.Duration, hasDuration bool) error {
+		f := CallbackFault{Reference: target, Nth: nth, Kind: CallbackFaultKind(kind)}
+		if f.Reference == "*" {
+			f.Reference = ""
+		}
+		if hasDuration {
+			if f.Kind != CallbackDelayed {
+				return fmt.Errorf("%s takes no duration", kind)
+			}
+			f.Delay = d
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
 }

@@ -160,3 +160,55 @@ func TestADroppedReceiveCallbackLeavesTheStatusCheck(t *testing.T) {
 	assert.Equal(t, `"0000"`, string(status["responseCode"]))
 	assert.Equal(t, `"Paid"`, string(object(t, status["data"])["status"]), "the money moved all the same")
 }
+
+func TestCallbackContradictedFollowsWithTheOppositeState(t *testing.T) {
+	failedTransaction := `{"ResponseCode":"2001","Message":"failed","Data":{"Amount":50.00,"ClientReference":"rcv2","TransactionId":"t2"}}`
+	for name, tc := range map[string]struct{ body, copy string }{
+		"success then failure": {faultedTransaction, `{"ResponseCode":"2001","Message":"failed","Data":{"Amount":50.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`},
+		"failure then success": {failedTransaction, `{"ResponseCode":"0000","Message":"success","Data":{"Amount":50.00,"ClientReference":"rcv2","TransactionId":"t2"}}`},
+		"payout":               {faultedPayout, `{"ResponseCode":"2001","Data":{"AmountDebited":51.00,"Amount":50.00,"ClientReference":"snd1","RecipientName":"AMA"}}`},
+		"mandate":              {faultedMandate, `{"CustomerMsisdn":"233241234567","PreapprovalStatus":"FAILED","ClientReferenceId":"mnd1"}`},
+		"checkout":             {faultedCheckout, `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"FAILED","amount":5000}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			url := newCallbackReceiver(t)
+			s := newTestServer(t, Config{})
+			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackContradicted}))
+			deliverRaw(s, url, tc.body)
+			s.Advance(0)
+			got := deliveredTo(s, url)
+			require.Len(t, got, 2)
+			assert.JSONEq(t, tc.body, string(got[0]), "the true state first")
+			assert.JSONEq(t, tc.copy, string(got[1]), "then its contradiction")
+		})
+	}
+}
+
+func TestCallbackFaultCounts(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "rcv1"}))
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "nobody"}))
+	deliverRaw(s, url, faultedTransaction)
+	armed, fired := s.CallbackFaultCounts()
+	assert.Equal(t, []int{1, 1}, []int{armed, fired})
+}
+
+func TestParseCallbackFaults(t *testing.T) {
+	faults, err := ParseCallbackFaults("order7=drop; *#3=delay:10m;payout9#2=contradict;*=stale")
+	require.NoError(t, err)
+	assert.Equal(t, []CallbackFault{
+		{Reference: "order7", Nth: 1, Kind: CallbackDropped},
+		{Reference: "", Nth: 3, Kind: CallbackDelayed, Delay: 10 * time.Minute},
+		{Reference: "payout9", Nth: 2, Kind: CallbackContradicted},
+		{Reference: "", Nth: 1, Kind: CallbackStale},
+	}, faults)
+	for _, bad := range []string{"order7", "order7=drop:1m", "*#-1=drop", "*=delay:later"} {
+		_, err := ParseCallbackFaults(bad)
+		assert.Error(t, err, bad)
+	}
+	faults, err = ParseCallbackFaults("*=lose")
+	require.NoError(t, err, "the kind is checked when armed")
+	s := newTestServer(t, Config{})
+	assert.ErrorContains(t, s.InjectCallbackFault(faults[0]), "unknown callback fault kind")
+}

@@ -1,36 +1,78 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 )
 
-// FaultKind is what an injected fault does to the request it hits.
-type FaultKind int
+// FaultKind is what an injected request fault does to the request it hits. The
+// names are also the values of the HTTP control and of examples/sandbox -faults.
+type FaultKind string
 
+// The request faults. "Before the work" means the route's handler never runs;
+// "after the work" means it runs in full (the money moves, the record is
+// written) and only the answer goes wrong.
 const (
-	// FaultResponseLost does the work of the request, then resets the
-	// connection without a response: the client cannot know what happened.
-	FaultResponseLost FaultKind = iota + 1
+	// FaultLatency holds the request for the fault's Latency of real time,
+	// then serves it. If the caller hangs up first (its timeout, its context),
+	// the work is never done, as with a request still queued when the client
+	// gave up.
+	FaultLatency FaultKind = "latency"
+	// FaultHTTP500 answers 500 with the error body, before the work.
+	FaultHTTP500 FaultKind = "http-500"
+	// FaultHTTP502 answers 502 with a gateway's HTML page, before the work.
+	FaultHTTP502 FaultKind = "http-502"
+	// FaultHTTP503 answers 503 with Retry-After and the error body, before the work.
+	FaultHTTP503 FaultKind = "http-503"
+	// FaultHTTP429 answers 429 with Retry-After and the error body, before the work.
+	FaultHTTP429 FaultKind = "http-429"
 	// FaultResetBeforeWork resets the connection before any work is done.
-	FaultResetBeforeWork
+	FaultResetBeforeWork FaultKind = "reset-before-work"
+	// FaultResponseLost does the work, then resets the connection without a
+	// response: the client cannot know what happened.
+	FaultResponseLost FaultKind = "response-lost"
+	// FaultTruncatedBody does the work, then sends the status, the headers
+	// with the full Content-Length and half the body, and closes the
+	// connection.
+	FaultTruncatedBody FaultKind = "truncated-body"
+	// FaultMalformedJSON does the work, then sends a complete response whose
+	// body is the first half of the JSON: it does not parse.
+	FaultMalformedJSON FaultKind = "malformed-json"
+	// FaultCode0005 does the work, then answers with the route's own status and
+	// body, except that the envelope says success false and response code
+	// 0005, the spec's "connection error to the telco or card network; final
+	// state unknown" of checkout.
+	FaultCode0005 FaultKind = "code-0005"
 )
 
-// faultEffect serves a faulted request; serve is the route's own handling.
-type faultEffect func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc)
+// CodeConnectionError is the response code of FaultCode0005 (SPEC "Errors").
+const CodeConnectionError = "0005"
 
-// faultEffects is the table of fault kinds: adding a kind adds a row.
-var faultEffects = map[FaultKind]faultEffect{
-	FaultResponseLost: func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
-		serve(discardWriter{header: http.Header{}}, r)
-		resetConnection(w)
-	},
-	FaultResetBeforeWork: func(w http.ResponseWriter, _ *http.Request, _ http.HandlerFunc) {
-		resetConnection(w)
-	},
-}
+// Codes of the error bodies of the injected 429 and 503 answers; the spec
+// shows neither, so they are the sandbox's own, like CodeInternal.
+const (
+	CodeRateLimited = "rate_limited"
+	CodeUnavailable = "unavailable"
+)
+
+// DefaultLatency is the hold of FaultLatency without a Latency.
+const DefaultLatency = time.Second
+
+// MaxLatency bounds the hold of FaultLatency, so a mistyped fault cannot hang
+// a caller that never gives up.
+const MaxLatency = time.Minute
+
+// maxHeldBody is how much of a request body FaultLatency reads before its hold.
+const maxHeldBody = 1 << 20
 
 // Fault makes one request to a route fail in a chosen way.
 type Fault struct {
@@ -42,83 +84,313 @@ type Fault struct {
 	Nth int
 	// Kind is what happens to that request.
 	Kind FaultKind
+	// Latency is the hold of FaultLatency, in real time (the SDK's timeout
+	// runs on the real clock); zero means DefaultLatency.
+	Latency time.Duration
+	// RetryAfter is the Retry-After of FaultHTTP503 and FaultHTTP429, sent in
+	// whole seconds rounded up; zero sends "Retry-After: 0", retry at once.
+	RetryAfter time.Duration
 }
 
-// armedFault is an injected fault counting down its route's requests.
-type armedFault struct {
-	route     string
-	remaining int
-	effect    faultEffect
+// requestEffect serves a faulted request; serve is the route's own handling.
+type requestEffect func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc)
+
+// requestFaultKinds is the table of request fault kinds: each builds the effect of
+// a fault from its parameters. Adding a kind adds a row.
+var requestFaultKinds = map[FaultKind]func(Fault) requestEffect{
+	FaultLatency: func(f Fault) requestEffect {
+		hold := f.Latency
+		if hold == 0 {
+			hold = DefaultLatency
+		}
+		return func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
+			// net/http notices a caller hanging up (and ends r's context) only
+			// once the body has been read to its end: read it first.
+			buffered, err := io.ReadAll(io.LimitReader(r.Body, maxHeldBody))
+			if err != nil {
+				return // the caller is gone already
+			}
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(buffered), r.Body), r.Body}
+			timer := time.NewTimer(hold)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				serve(w, r)
+			case <-r.Context().Done(): // the caller gave up: nothing is done
+			}
+		}
+	},
+	FaultHTTP500: beforeWork(http.StatusInternalServerError, CodeInternal, "internal error (an injected fault); nothing was done"),
+	FaultHTTP502: func(Fault) requestEffect {
+		return func(w http.ResponseWriter, _ *http.Request, _ http.HandlerFunc) {
+			page := "<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n"
+			w = routedWriter(w)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Content-Length", strconv.Itoa(len(page)))
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = w.Write([]byte(page))
+		}
+	},
+	FaultHTTP503: beforeWork(http.StatusServiceUnavailable, CodeUnavailable, "the service is unavailable (an injected fault); nothing was done"),
+	FaultHTTP429: beforeWork(http.StatusTooManyRequests, CodeRateLimited, "too many requests (an injected fault); nothing was done"),
+	FaultResetBeforeWork: func(Fault) requestEffect {
+		return func(w http.ResponseWriter, _ *http.Request, _ http.HandlerFunc) { resetConnection(w) }
+	},
+	FaultResponseLost: afterWork(func(w http.ResponseWriter, _ *capturedResponse) { resetConnection(w) }),
+	FaultTruncatedBody: afterWork(func(w http.ResponseWriter, c *capturedResponse) {
+		// Declaring the full length and writing less makes net/http close the
+		// connection after the handler, with a FIN: the client reads the
+		// headers and half the body, then an unexpected EOF.
+		c.replay(w, c.body, c.body[:len(c.body)/2])
+	}),
+	FaultMalformedJSON: afterWork(func(w http.ResponseWriter, c *capturedResponse) {
+		// A proper prefix of a JSON object never parses.
+		half := c.body[:len(c.body)/2]
+		c.replay(w, half, half)
+	}),
+	FaultCode0005: afterWork(func(w http.ResponseWriter, c *capturedResponse) {
+		body := withResponseCode(c.body, CodeConnectionError,
+			"connection error to the telco or card network (an injected fault); the final state is unknown: run the status check")
+		c.replay(w, body, body)
+	}),
 }
 
-// faultTable holds the armed faults, in injection order, under its own lock
-// so that requests to other routes never wait for the store.
-type faultTable struct {
+// beforeWork builds the effect of an error body answered before the work; a
+// 503 or 429 carries the fault's RetryAfter.
+func beforeWork(status int, code, message string) func(Fault) requestEffect {
+	return func(f Fault) requestEffect {
+		return func(w http.ResponseWriter, _ *http.Request, _ http.HandlerFunc) {
+			w = routedWriter(w)
+			if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
+				seconds := int64(math.Ceil(f.RetryAfter.Seconds()))
+				w.Header().Set("Retry-After", strconv.FormatInt(seconds, 10))
+			}
+			writeError(w, &apiError{status: status, code: code, message: message})
+		}
+	}
+}
+
+// afterWork builds the effect of a fault that lets the route do its work into a
+// buffer, then answers through answer.
+func afterWork(answer func(w http.ResponseWriter, c *capturedResponse)) func(Fault) requestEffect {
+	return func(Fault) requestEffect {
+		return func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
+			c := &capturedResponse{header: http.Header{}, status: http.StatusOK}
+			serve(c, r)
+			answer(routedWriter(w), c)
+		}
+	}
+}
+
+// capturedResponse holds the answer of work whose answer a fault spoils.
+type capturedResponse struct {
+	header http.Header
+	status int
+	body   []byte
+	wrote  bool
+}
+
+func (c *capturedResponse) Header() http.Header { return c.header }
+
+func (c *capturedResponse) Write(b []byte) (int, error) {
+	c.wrote = true
+	c.body = append(c.body, b...)
+	return len(b), nil
+}
+
+func (c *capturedResponse) WriteHeader(status int) {
+	if !c.wrote {
+		c.status, c.wrote = status, true
+	}
+}
+
+// replay answers the captured status and headers, declaring the length of
+// declared and sending sent.
+func (c *capturedResponse) replay(w http.ResponseWriter, declared, sent []byte) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(declared)))
+	w.WriteHeader(c.status)
+	_, _ = w.Write(sent)
+}
+
+// withResponseCode returns the JSON body with its response code set to code
+// (under the key the envelope already uses, in whatever case, else
+// "responseCode"), success false where the envelope has it, and message set
+// under its key. A body that is not a JSON object is returned unchanged.
+func withResponseCode(body []byte, code, message string) []byte {
+	var envelope map[string]json.RawMessage
+	if err := json.Unmarshal(body, &envelope); err != nil {
+		return body
+	}
+	set := func(key string, value any, always bool) {
+		for k := range envelope {
+			if strings.EqualFold(k, key) {
+				envelope[k], _ = json.Marshal(value)
+				return
+			}
+		}
+		if always {
+			envelope[key], _ = json.Marshal(value)
+		}
+	}
+	set("responseCode", code, true)
+	set("message", message, true)
+	set("success", false, false)
+	out, err := json.Marshal(envelope)
+	if err != nil {
+		return body
+	}
+	return append(out, '\n')
+}
+
+// armedFaults holds the injected faults of one family (requests, callbacks) in
+// injection order, under its own lock so that requests and deliveries never
+// wait for the store. Each fault counts down the requests or callbacks whose
+// key it matches.
+type armedFaults[E any] struct {
 	mu    sync.Mutex
-	armed []*armedFault
+	armed []*armedFault[E]
+	fired int
+	known map[string]bool // the keys that exist (route patterns); nil when any may (references)
+}
+
+// armedFault is one injected fault counting down to the request or callback it hits.
+type armedFault[E any] struct {
+	key       string // the route or reference counted; "" counts every one
+	remaining int
+	effect    E
+}
+
+// arm adds a fault on the nth request or callback matching key from now.
+func (t *armedFaults[E]) arm(key string, nth int, effect E) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.armed = append(t.armed, &armedFault[E]{key: key, remaining: max(nth, 1), effect: effect})
+}
+
+// take counts a request or callback with key against every fault matching it
+// and returns the effect of the one it meets: the earliest injected of those
+// due. A fault due at the same time as another waits for the next match.
+func (t *armedFaults[E]) take(key string) (E, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var hit *armedFault[E]
+	for i := 0; i < len(t.armed); i++ {
+		f := t.armed[i]
+		if f.key != "" && f.key != key {
+			continue
+		}
+		f.remaining--
+		if f.remaining <= 0 && hit == nil {
+			hit = f
+			t.armed = append(t.armed[:i], t.armed[i+1:]...)
+			i--
+		}
+	}
+	if hit == nil {
+		var none E
+		return none, false
+	}
+	t.fired++
+	return hit.effect, true
+}
+
+// know records key as one that exists.
+func (t *armedFaults[E]) know(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.known == nil {
+		t.known = map[string]bool{}
+	}
+	t.known[key] = true
+}
+
+// knows reports whether key was recorded by know.
+func (t *armedFaults[E]) knows(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.known[key]
+}
+
+// counts returns how many faults wait to fire and how many have fired.
+func (t *armedFaults[E]) counts() (armed, fired int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.armed), t.fired
+}
+
+// checkNth refuses an Nth that counts backwards.
+func checkNth(nth int) error {
+	if nth < 0 {
+		return fmt.Errorf("sandbox: fault Nth must be 1 or more, not %d", nth)
+	}
+	return nil
 }
 
 // InjectFault arms f. Each request to f.Route counts down every fault armed
 // for it; a request takes at most one fault, the earliest injected of those
 // due, and a fault due at the same time as another waits for the next request.
 func (s *Server) InjectFault(f Fault) error {
-	effect, ok := faultEffects[f.Kind]
+	build, ok := requestFaultKinds[f.Kind]
 	if !ok {
-		return fmt.Errorf("sandbox: unknown fault kind %d", f.Kind)
+		return fmt.Errorf("sandbox: unknown fault kind %q: use %s", f.Kind, strings.Join(FaultKindNames(), ", "))
 	}
-	if f.Nth < 0 {
-		return fmt.Errorf("sandbox: fault Nth must be 1 or more, not %d", f.Nth)
+	if err := checkNth(f.Nth); err != nil {
+		return err
+	}
+	if f.Latency < 0 || f.Latency > MaxLatency {
+		return fmt.Errorf("sandbox: fault Latency must be between 0 and %s, not %s", MaxLatency, f.Latency)
+	}
+	if f.RetryAfter < 0 {
+		return fmt.Errorf("sandbox: fault RetryAfter must not be negative, not %s", f.RetryAfter)
 	}
 	if !s.hasRoute(f.Route) {
 		return fmt.Errorf("sandbox: no route %q; a fault names a route pattern such as \"POST /v1/payments/receive\"", f.Route)
 	}
-	s.faults.mu.Lock()
-	defer s.faults.mu.Unlock()
-	s.faults.armed = append(s.faults.armed, &armedFault{route: f.Route, remaining: max(f.Nth, 1), effect: effect})
+	s.faults.arm(f.Route, f.Nth, build(f))
 	return nil
 }
 
-func (s *Server) hasRoute(pattern string) bool {
-	for _, group := range routeGroups {
-		for _, rt := range group(s) {
-			if rt.pattern == pattern {
-				return true
-			}
-		}
+// FaultKindNames returns the names of the request fault kinds, sorted.
+func FaultKindNames() []string {
+	return []string{
+		string(FaultCode0005), string(FaultHTTP429), string(FaultHTTP500), string(FaultHTTP502), string(FaultHTTP503),
+		string(FaultLatency), string(FaultMalformedJSON), string(FaultResetBeforeWork), string(FaultResponseLost), string(FaultTruncatedBody),
 	}
-	return false
 }
 
-// take counts a request to route and returns the effect of the fault it
-// meets, or nil.
-func (t *faultTable) take(route string) faultEffect {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var hit faultEffect
-	for i := 0; i < len(t.armed); i++ {
-		f := t.armed[i]
-		if f.route != route {
-			continue
-		}
-		f.remaining--
-		if f.remaining <= 0 && hit == nil {
-			hit = f.effect
-			t.armed = append(t.armed[:i], t.armed[i+1:]...)
-			i--
-		}
-	}
-	return hit
-}
+// FaultCounts returns how many request faults wait for their request and how
+// many have hit one.
+func (s *Server) FaultCounts() (armed, fired int) { return s.faults.counts() }
 
-// withFaults serves a route's requests through the faults armed for it.
+// hasRoute reports whether the sandbox serves the route pattern.
+func (s *Server) hasRoute(pattern string) bool { return s.faults.knows(pattern) }
+
+// withFaults serves a route's requests through the faults armed for it. Every
+// route is registered through it, so it also learns the patterns a fault may name.
 func (s *Server) withFaults(pattern string, serve http.HandlerFunc) http.HandlerFunc {
+	s.faults.know(pattern)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if effect := s.faults.take(pattern); effect != nil {
+		if effect, ok := s.faults.take(pattern); ok {
 			effect(w, r, serve)
 			return
 		}
 		serve(w, r)
 	}
+}
+
+// routedWriter strips the fallbackWriter from w, so that a fault's own 404 or
+// 405 is not taken for the mux's.
+func routedWriter(w http.ResponseWriter) http.ResponseWriter {
+	if fw, ok := w.(*fallbackWriter); ok {
+		return fw.ResponseWriter
+	}
+	return w
 }
 
 // resetConnection drops the client's connection with a TCP reset and no
@@ -149,9 +421,116 @@ func resetConnection(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// discardWriter takes the response of work whose answer is lost.
-type discardWriter struct{ header http.Header }
+// faultRoutes serve the request fault control, mirrored by
+// billingtest.Server.InjectFault.
+func faultRoutes(s *Server) []route {
+	return []route{
+		{pattern: "POST /sandbox/faults", auth: authBilling, handler: s.injectFault},
+	}
+}
 
-func (d discardWriter) Header() http.Header         { return d.header }
-func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (d discardWriter) WriteHeader(int)             {}
+// injectFault arms a request fault: {"route": "POST /v1/payments/receive",
+// "kind": "response-lost", "nth": 2, "latencyMs": 1500, "retryAfterSeconds":
+// 5}; route and kind are required. It answers the fault as armed.
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) {
+	f, err := decodeFields(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	f.require("route", "kind")
+	route, _ := f.stringWhere("route", "a route pattern the sandbox serves, such as \"POST /v1/payments/receive\"", s.hasRoute)
+	kind, _ := f.enum("kind", FaultKindNames()...)
+	var nth, latencyMs, retryAfter int64
+	if f.has("nth") {
+		nth, _ = f.integerRange("nth", 1, 1_000_000)
+	}
+	if f.has("latencyMs") {
+		latencyMs, _ = f.integerRange("latencyMs", 1, MaxLatency.Milliseconds())
+	}
+	if f.has("retryAfterSeconds") {
+		retryAfter, _ = f.integerRange("retryAfterSeconds", 0, 24*60*60)
+	}
+	if err := f.err(); err != nil {
+		writeError(w, err)
+		return
+	}
+	fault := Fault{Route: route, Nth: int(nth), Kind: FaultKind(kind),
+		Latency: time.Duration(latencyMs) * time.Millisecond, RetryAfter: time.Duration(retryAfter) * time.Second}
+	if err := s.InjectFault(fault); err != nil {
+		writeError(w, validationError("kind", "%s", err.Error()))
+		return
+	}
+	writeData(w, http.StatusCreated, faultView{Route: route, Kind: kind, Nth: max(int(nth), 1), LatencyMs: latencyMs, RetryAfterSeconds: retryAfter})
+}
+
+type faultView struct {
+	Route             string `json:"route"`
+	Kind              string `json:"kind"`
+	Nth               int    `json:"nth"`
+	LatencyMs         int64  `json:"latencyMs,omitempty"`
+	RetryAfterSeconds int64  `json:"retryAfterSeconds,omitempty"`
+}
+
+// ParseFaults reads the compact fault syntax of examples/sandbox -faults: items
+// separated by ";", each ROUTE[#N]=KIND[:DURATION], where ROUTE is a route
+// pattern, N the request number (default 1) and DURATION (Go syntax, "1.5s")
+// the Latency of latency or the RetryAfter of http-503 and http-429:
+//
+//	POST /v1/payments/receive#2=response-lost; GET /v1/payments/{reference}=http-503:5s
+//
+// It checks the syntax only; InjectFault checks the route and the values.
+func ParseFaults(spec string) ([]Fault, error) {
+	var out []Fault
+	err := parseFaultItems(spec, func(target string, nth int, kind string, d time.Duration, hasDuration bool) error {
+		f := Fault{Route: target, Nth: nth, Kind: FaultKind(kind)}
+		switch {
+		case !hasDuration:
+		case f.Kind == FaultLatency:
+			f.Latency = d
+		case f.Kind == FaultHTTP503, f.Kind == FaultHTTP429:
+			f.RetryAfter = d
+		default:
+			return fmt.Errorf("%s takes no duration", kind)
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
+}
+
+// parseFaultItems splits the compact syntax shared by request and callback
+// faults, TARGET[#N]=KIND[:DURATION] separated by ";", and hands each item to add.
+func parseFaultItems(spec string, add func(target string, nth int, kind string, d time.Duration, hasDuration bool) error) error {
+	for item := range strings.SplitSeq(spec, ";") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		target, action, ok := strings.Cut(item, "=")
+		if !ok {
+			return fmt.Errorf("fault %q: want TARGET[#N]=KIND[:DURATION]", item)
+		}
+		target = strings.TrimSpace(target)
+		nth := 1
+		if at := strings.LastIndexByte(target, '#'); at >= 0 {
+			n, err := strconv.Atoi(target[at+1:])
+			if err != nil || n < 1 {
+				return fmt.Errorf("fault %q: #N must be a request number, 1 or more", item)
+			}
+			target, nth = strings.TrimSpace(target[:at]), n
+		}
+		kind, duration, hasDuration := strings.Cut(strings.TrimSpace(action), ":")
+		var d time.Duration
+		if hasDuration {
+			var err error
+			if d, err = time.ParseDuration(duration); err != nil || d < 0 {
+				return fmt.Errorf("fault %q: %q is not a duration such as 1.5s or 6m", item, duration)
+			}
+		}
+		if err := add(target, nth, kind, d, hasDuration); err != nil {
+			return fmt.Errorf("fault %q: %w", item, err)
+		}
+	}
+	return nil
+}

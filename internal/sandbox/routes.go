@@ -29,6 +29,7 @@ var routeGroups = []func(*Server) []route{
 	mandateRoutes,
 	checkoutPageRoutes,
 	controlRoutes,
+	faultRoutes,
 	callbackFaultRoutes,
 }
 

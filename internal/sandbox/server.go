@@ -154,11 +154,11 @@ type Server struct {
 	granted map[string]bool
 	sched   *scheduler
 
-	deliveries deliveries // every callback and webhook attempt
-	faults     faultTable // injected faults, under their own lock
+	deliveries deliveries                 // every callback and webhook attempt
+	faults     armedFaults[requestEffect] // injected request faults, under their own lock (faults.go)
 
-	callbackFaults callbackFaultTable // injected callback faults, under their own lock
-	waiters        waiters            // channels of After, under their own lock
+	callbackFaults armedFaults[callbackEffect] // injected callback faults, under their own lock
+	waiters        waiters                     // channels of After, under their own lock
 
 	mu            sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers     customerStore
