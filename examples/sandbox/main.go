@@ -5,6 +5,8 @@
 //	go run ./examples/sandbox
 //	go run ./examples/sandbox -addr 127.0.0.1:4010 -resolve-after 5s -webhook-url http://127.0.0.1:8080/hooks
 //	go run ./examples/sandbox -disbursement-balance 500.00 # to see payouts fail with 4075
+//	go run ./examples/sandbox -faults 'POST /v1/payments/receive#2=response-lost;GET /v1/payments/{reference}=http-503:5s'
+//	go run ./examples/sandbox -callback-faults 'order7=drop;*#3=delay:10m'
 //
 // It prints its base URL, the hosted-checkout address and the credentials,
 // then serves until interrupted. State lives in memory and is gone when it stops.
@@ -51,6 +53,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	resolveAfter := flags.Duration("resolve-after", 2*time.Second, "delay before a money movement reaches its final state")
 	webhookURL := flags.String("webhook-url", "", "URL that receives checkout webhooks (payment.succeeded)")
 	balance := flags.String("disbursement-balance", "1000000.00", "starting balance of the disbursement account in GHS, at most two decimals")
+	faults := flags.String("faults", "", "request faults to arm, ROUTE[#N]=KIND[:DURATION] separated by ;\n"+
+		"e.g. 'POST /v1/payments/receive#2=response-lost;GET /v1/customers=latency:3s'; kinds: "+strings.Join(sandbox.FaultKindNames(), ", "))
+	callbackFaults := flags.String("callback-faults", "", "callback faults to arm, REFERENCE[#N]=KIND[:DURATION] separated by ;\n"+
+		"(* for any reference), e.g. 'order7=drop;*#3=delay:10m'; kinds: "+strings.Join(sandbox.CallbackFaultKindNames(), ", "))
 	verbose := flags.Bool("v", false, "log every request to stdout")
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -79,17 +85,37 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		cfg.Logger = slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 
+	requestFaults, err := sandbox.ParseFaults(*faults)
+	if err != nil {
+		return fmt.Errorf("-faults: %w", err)
+	}
+	callbackFaultList, err := sandbox.ParseCallbackFaults(*callbackFaults)
+	if err != nil {
+		return fmt.Errorf("-callback-faults: %w", err)
+	}
+
+	sb := sandbox.New(cfg)
+	defer sb.Close()
+	for _, f := range requestFaults {
+		if err := sb.InjectFault(f); err != nil {
+			return fmt.Errorf("-faults: %w", err)
+		}
+	}
+	for _, f := range callbackFaultList {
+		if err := sb.InjectCallbackFault(f); err != nil {
+			return fmt.Errorf("-callback-faults: %w", err)
+		}
+	}
+
 	listener, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	sb := sandbox.New(cfg)
-	defer sb.Close()
 	server := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
 
-	printBanner(stdout, "http://"+listener.Addr().String(), sb.Config())
+	printBanner(stdout, "http://"+listener.Addr().String(), sb.Config(), len(requestFaults), len(callbackFaultList))
 
 	select {
 	case err := <-served:
@@ -108,7 +134,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // printBanner tells the user where the sandbox is and how to authenticate.
-func printBanner(w io.Writer, baseURL string, cfg sandbox.Config) {
+func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, faults, callbackFaults int) {
 	fmt.Fprintf(w, `Billing sandbox listening
   base URL:             %s
   hosted checkout:      %s/checkout/
@@ -123,11 +149,13 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config) {
   scopes:               %s
   allowed IPs:          %s
   resolve after:        %s
-  sandbox controls:     POST /sandbox/clock/advance, POST /sandbox/payments/{reference}/complete, GET /sandbox/sms?msisdn=
+  faults armed:         %d on requests, %d on callbacks
+  sandbox controls:     POST /sandbox/clock/advance, POST /sandbox/payments/{reference}/complete, GET /sandbox/sms?msisdn=, POST /sandbox/faults, POST /sandbox/callbacks/faults
 Press Ctrl+C to stop.
 `, baseURL, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
 		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
-		formatAmount(cfg.DisbursementBalance), strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter)
+		formatAmount(cfg.DisbursementBalance), strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
+		faults, callbackFaults)
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.

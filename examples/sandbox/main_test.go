@@ -165,3 +165,45 @@ func TestParseAmount(t *testing.T) {
 	assert.Equal(t, "1000000.00", formatAmount(100_000_000))
 	assert.Equal(t, "0.05", formatAmount(5))
 }
+
+func TestRunArmsItsFaults(t *testing.T) {
+	banner, cancel, done := startRun(t, "-addr", "127.0.0.1:0",
+		"-faults", "GET /v1/customers#2=http-503:7s; GET /v1/customers#3=malformed-json",
+		"-callback-faults", "order7=drop;*#2=delay:10m")
+	assert.Equal(t, "2 on requests, 2 on callbacks", banner["faults armed"])
+	assert.Contains(t, banner["sandbox controls"], "POST /sandbox/faults")
+
+	get := func() (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, banner["base URL"]+"/v1/customers", nil)
+		require.NoError(t, err)
+		req.SetBasicAuth(banner["client id"], banner["client secret"])
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, body
+	}
+	first, _ := get()
+	assert.Equal(t, http.StatusOK, first.StatusCode)
+	second, _ := get()
+	assert.Equal(t, http.StatusServiceUnavailable, second.StatusCode, "the second request")
+	assert.Equal(t, "7", second.Header.Get("Retry-After"))
+	_, third := get()
+	assert.False(t, json.Valid(third), "the third request: %s", third)
+	fourth, _ := get()
+	assert.Equal(t, http.StatusOK, fourth.StatusCode, "the faults are spent")
+
+	cancel()
+	assert.NoError(t, awaitReturn(t, done))
+}
+
+func TestRunRefusesBadFaults(t *testing.T) {
+	ctx := context.Background()
+	assert.ErrorContains(t, run(ctx, []string{"-faults", "GET /v1/customers=lose"}, io.Discard), "-faults: sandbox: unknown fault kind")
+	assert.ErrorContains(t, run(ctx, []string{"-faults", "GET /v1/nowhere=http-500"}, io.Discard), `-faults: sandbox: no route "GET /v1/nowhere"`)
+	assert.ErrorContains(t, run(ctx, []string{"-faults", "GET /v1/customers#0=http-500"}, io.Discard), "-faults: fault")
+	assert.ErrorContains(t, run(ctx, []string{"-callback-faults", "order7=drop:5m"}, io.Discard), "-callback-faults: fault")
+	assert.ErrorContains(t, run(ctx, []string{"-callback-faults", "order7=lose"}, io.Discard), "-callback-faults: sandbox: unknown callback fault kind")
+}
