@@ -498,9 +498,9 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 			return err // nothing reached the server
 		}
 		if money && st.reached {
-			return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: redactPath(o.path), Err: err}
+			return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err}
 		}
-		return fmt.Errorf("billing: %s %s: %w", o.method, redactPath(o.path), err)
+		return fmt.Errorf("billing: %s %s: %w", o.method, maskNumbers(o.path), err)
 	}
 	ok := res.status >= 200 && res.status < 300
 	if ok && (o.codeIsData || !h.failed()) {
@@ -513,7 +513,7 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 		Field:        h.Field,
 		Body:         res.body,
 		Method:       o.method,
-		Path:         redactPath(o.path),
+		Path:         maskNumbers(o.path),
 		ipRestricted: o.ipRestricted,
 	}
 	if apiErr.Message == "" && !ok {

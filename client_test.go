@@ -149,13 +149,16 @@ func TestLogsAndErrorsNeverCarrySecretsOrFullNumbers(t *testing.T) {
 	assert.Contains(t, all, "*********567", "numbers are masked, not dropped")
 }
 
-func TestRedactPath(t *testing.T) {
+func TestMaskNumbers(t *testing.T) {
 	for in, want := range map[string]string{
 		"/v1/customers/cust_1":                            "/v1/customers/cust_1",
 		"/v1/mandates/preapproval/233241234567/cancel":    "/v1/mandates/preapproval/*********567/cancel",
 		"/v1/merchants/2020202/send/bank/gh/300302":       "/v1/merchants/****202/send/bank/gh/300302",
-		"http://127.0.0.1:4010/v1/payments/ref0001234567": "http://127.0.0.1:4010/v1/payments/ref*******567",
+		"http://127.0.0.1:4010/v1/payments/ref0001234567": "http://127.0.0.1:4010/v1/payments/ref0001234567",
+		"/v1/subscriptions/sub_b12345678a9/cancel":        "/v1/subscriptions/sub_b12345678a9/cancel",
+		"233245550108 has no approved mandate":            "*********108 has no approved mandate",
+		"+233241234567, 0241234567":                       "+*********567, *******567",
 	} {
-		assert.Equal(t, want, redactPath(in))
+		assert.Equal(t, want, maskNumbers(in))
 	}
 }

@@ -24,7 +24,7 @@ func (c *Client) logResult(ctx context.Context, o *op, st *attemptState, res *re
 	}
 	attrs := []slog.Attr{
 		slog.String("method", o.method),
-		slog.String("path", redactPath(o.path)),
+		slog.String("path", maskNumbers(o.path)),
 		slog.Int("attempts", st.attempts),
 		slog.Duration("took", took),
 	}
@@ -43,37 +43,42 @@ func (c *Client) logResult(ctx context.Context, o *op, st *attemptState, res *re
 	c.logger.LogAttrs(ctx, level, "billing request", attrs...)
 }
 
-// redactPath masks every run of seven or more digits but its last three, so MSISDNs and
-// account numbers in paths (mandate cancel, send-to-bank) never reach logs or errors in
-// full.
-func redactPath(p string) string {
+// maskNumbers masks every standalone run of seven or more digits but its last three, so
+// MSISDNs and account numbers in paths (mandate cancel, send-to-bank), transport errors
+// and the service's messages never reach logs or errors in full. A run joined to letters
+// or an underscore is part of an id or a reference, not a number, and stays as it is.
+func maskNumbers(s string) string {
 	var out []byte
-	runStart := -1
-	flush := func(end int) {
-		if runStart >= 0 && end-runStart >= 7 {
-			if out == nil {
-				out = []byte(p)
-			}
-			for i := runStart; i < end-3; i++ {
-				out[i] = '*'
-			}
-		}
-		runStart = -1
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] >= '0' && p[i] <= '9' {
-			if runStart < 0 {
-				runStart = i
-			}
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
 			continue
 		}
-		flush(i)
+		start := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		joined := (start > 0 && isWordByte(s[start-1])) || (i < len(s) && isWordByte(s[i]))
+		if i-start < 7 || joined {
+			continue
+		}
+		if out == nil {
+			out = []byte(s)
+		}
+		for j := start; j < i-3; j++ {
+			out[j] = '*'
+		}
 	}
-	flush(len(p))
 	if out == nil {
-		return p
+		return s
 	}
 	return string(out)
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+func isWordByte(b byte) bool {
+	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
 }
 
 // scrubURL masks the digit runs of the URL inside a transport error, which net/http
@@ -81,6 +86,6 @@ func redactPath(p string) string {
 func scrubURL(err error) {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		ue.URL = redactPath(ue.URL)
+		ue.URL = maskNumbers(ue.URL)
 	}
 }
