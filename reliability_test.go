@@ -1,0 +1,605 @@
+package billing_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/billingtest"
+)
+
+// The fault matrix: every money movement under every request fault, every async flow
+// under every callback fault, and the reads and idempotent writes under the faults they
+// are retried through. Each cell runs against its own sandbox and checks the SDK's
+// answer, the sandbox's record of money and the Tracker's outcome against each other.
+
+// matrixGiveUp is the Tracker's polling limit in the matrix: short, since a movement the
+// sandbox never recorded is polled (404) until it.
+const matrixGiveUp = 10 * time.Minute
+
+// faultyMerchant is a merchant against a sandbox on a manual clock: a client with quick
+// retries, a Tracker on the sandbox's clock, and a callback endpoint that confirms
+// successes by the status check before the Tracker sees them.
+type faultyMerchant struct {
+	srv         *billingtest.Server
+	client      *billing.Client
+	tracker     *billing.Tracker
+	callbackURL string
+}
+
+func newFaultyMerchant(t *testing.T) *faultyMerchant {
+	t.Helper()
+	srv := billingtest.NewServer(t, billingtest.WithManualClock())
+	c := srv.Client(billing.WithRetry(billing.DefaultMaxAttempts, time.Millisecond, 5*time.Millisecond))
+	tr := billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock(), GiveUpAfter: matrixGiveUp})
+	endpoint := httptest.NewServer(tr.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(c)))
+	t.Cleanup(endpoint.Close)
+	return &faultyMerchant{srv: srv, client: c, tracker: tr, callbackURL: endpoint.URL + "/callbacks"}
+}
+
+// approveMandate sets up an approved MTN mandate for msisdn, so a charge may follow.
+func (m *faultyMerchant) approveMandate(t *testing.T, msisdn string) {
+	t.Helper()
+	_, err := m.client.Mandates.Create(context.Background(), &billing.MandateCreateParams{
+		ClientReferenceID: "setup" + msisdn, CustomerMSISDN: msisdn, Channel: billing.DirectDebitChannelMTN, CallbackURL: m.callbackURL,
+	})
+	require.NoError(t, err)
+	m.srv.Advance(0)
+}
+
+// Test numbers of the sandbox: a success, and a failure reported by callback.
+const (
+	payerOK         = "233241234567"
+	payerWrongPIN   = "233241230001"
+	walletOK        = "233201234567"
+	walletInvalid   = "233201230001"
+	accountOK       = "1441000123456"
+	accountBadName  = "1441000120001"
+	bankCodeGCB     = "300302"
+	matrixAmount    = 5000
+	matrixBankRoute = "POST /v1/merchants/{account}/send/bank/gh/{bankCode}"
+)
+
+// moneyCall is one of the six calls that move money.
+type moneyCall struct {
+	name  string
+	route string
+	// kind is the Tracker's kind; empty for checkout, which has no status check by
+	// client reference and moves no money until a payer pays on the hosted page.
+	kind billing.Kind
+	// canFail says the sandbox has a test number for which it is accepted, then fails.
+	canFail bool
+	// prepare runs before the fault is armed.
+	prepare func(t *testing.T, m *faultyMerchant)
+	// run makes the call with client, for the reference; fails picks the failing number.
+	run func(ctx context.Context, c *billing.Client, m *faultyMerchant, ref string, fails bool) error
+}
+
+func pick[T any](fails bool, ok, bad T) T {
+	if fails {
+		return bad
+	}
+	return ok
+}
+
+var moneyCalls = []moneyCall{
+	{
+		name: "checkout create", route: "POST /v1/payments",
+		run: func(ctx context.Context, c *billing.Client, _ *faultyMerchant, ref string, _ bool) error {
+			_, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{Amount: matrixAmount, Description: "Order " + ref, ClientReference: ref})
+			return err
+		},
+	},
+	{
+		name: "receive", route: "POST /v1/payments/receive", kind: billing.KindReceive, canFail: true,
+		run: func(ctx context.Context, c *billing.Client, m *faultyMerchant, ref string, fails bool) error {
+			_, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
+				Amount: matrixAmount, Phone: pick(fails, payerOK, payerWrongPIN), Provider: billing.ProviderMTN,
+				Description: "Order " + ref, ClientReference: ref, CallbackURL: m.callbackURL,
+			})
+			return err
+		},
+	},
+	{
+		name: "send", route: "POST /v1/payments/send", kind: billing.KindSend, canFail: true,
+		run: func(ctx context.Context, c *billing.Client, m *faultyMerchant, ref string, fails bool) error {
+			_, err := c.Payouts.Send(ctx, &billing.SendParams{
+				Amount: matrixAmount, Phone: pick(fails, walletOK, walletInvalid), Provider: billing.ProviderTelecel, Name: "Kofi",
+				Description: "Refund " + ref, ClientReference: ref, CallbackURL: m.callbackURL,
+			})
+			return err
+		},
+	},
+	{
+		name: "send-to-bank", route: matrixBankRoute, kind: billing.KindBankTransfer, canFail: true,
+		run: func(ctx context.Context, c *billing.Client, m *faultyMerchant, ref string, fails bool) error {
+			_, err := c.Payouts.SendToBank(ctx, &billing.BankTransferParams{
+				BankCode: bankCodeGCB, Amount: matrixAmount, PrimaryCallbackURL: m.callbackURL, Description: "Invoice " + ref,
+				BankAccountNumber: pick(fails, accountOK, accountBadName), ClientReference: ref,
+			})
+			return err
+		},
+	},
+	{
+		name: "direct-debit charge", route: "POST /v1/payments/direct-debit", kind: billing.KindDirectDebit, canFail: true,
+		prepare: func(t *testing.T, m *faultyMerchant) {
+			m.approveMandate(t, payerOK)
+			m.approveMandate(t, payerWrongPIN)
+		},
+		run: func(ctx context.Context, c *billing.Client, m *faultyMerchant, ref string, fails bool) error {
+			_, err := c.Mandates.Charge(ctx, &billing.DirectDebitParams{
+				CustomerMSISDN: pick(fails, payerOK, payerWrongPIN), Channel: billing.DirectDebitChannelMTN, Amount: matrixAmount,
+				PrimaryCallbackURL: m.callbackURL, Description: "Plan " + ref, ClientReference: ref,
+			})
+			return err
+		},
+	},
+	{
+		name: "mandate create", route: "POST /v1/mandates", kind: billing.KindMandate,
+		run: func(ctx context.Context, c *billing.Client, m *faultyMerchant, ref string, _ bool) error {
+			_, err := c.Mandates.Create(ctx, &billing.MandateCreateParams{
+				ClientReferenceID: ref, CustomerMSISDN: payerOK, Channel: billing.DirectDebitChannelMTN, CallbackURL: m.callbackURL,
+			})
+			return err
+		},
+	},
+}
+
+// sdkAnswer is what the SDK may say of a money movement.
+type sdkAnswer int
+
+const (
+	answerSuccess sdkAnswer = iota + 1
+	answerUnknown
+)
+
+// requestFault is a row of the matrix: a fault on the call's request and what must follow.
+type requestFault struct {
+	name  string
+	fault billingtest.Fault // Kind empty: no fault, the baseline
+	// timeout is the client's timeout for the call, when the fault is about it.
+	timeout time.Duration
+	// movements is what the sandbox records: 1 when the fault came after the work or
+	// the SDK sent again, 0 when it came before.
+	movements int
+	answer    sdkAnswer
+}
+
+var requestFaults = []requestFault{
+	{name: "none", movements: 1, answer: answerSuccess},
+	{name: "latency", fault: billingtest.Fault{Kind: billingtest.FaultLatency, Latency: 20 * time.Millisecond}, movements: 1, answer: answerSuccess},
+	{name: "latency past the timeout", fault: billingtest.Fault{Kind: billingtest.FaultLatency, Latency: time.Minute}, timeout: 200 * time.Millisecond, movements: 0, answer: answerUnknown},
+	{name: "http 500", fault: billingtest.Fault{Kind: billingtest.FaultHTTP500}, movements: 0, answer: answerUnknown},
+	{name: "http 502", fault: billingtest.Fault{Kind: billingtest.FaultHTTP502}, movements: 0, answer: answerUnknown},
+	{name: "http 503 with Retry-After", fault: billingtest.Fault{Kind: billingtest.FaultHTTP503, RetryAfter: 30 * time.Second}, movements: 0, answer: answerUnknown},
+	{name: "http 429 with Retry-After", fault: billingtest.Fault{Kind: billingtest.FaultHTTP429}, movements: 1, answer: answerSuccess},
+	{name: "reset before the work", fault: billingtest.Fault{Kind: billingtest.FaultResetBeforeWork}, movements: 0, answer: answerUnknown},
+	{name: "response lost", fault: billingtest.Fault{Kind: billingtest.FaultResponseLost}, movements: 1, answer: answerUnknown},
+	{name: "truncated body", fault: billingtest.Fault{Kind: billingtest.FaultTruncatedBody}, movements: 1, answer: answerUnknown},
+	{name: "malformed json", fault: billingtest.Fault{Kind: billingtest.FaultMalformedJSON}, movements: 1, answer: answerUnknown},
+	{name: "code 0005", fault: billingtest.Fault{Kind: billingtest.FaultCode0005}, movements: 1, answer: answerUnknown},
+}
+
+// checkMoneyAnswer holds the SDK to its promise: success, a typed *APIError with nothing
+// moved, or ErrOutcomeUnknown naming the reference; never a plain failure where money
+// may have moved.
+func checkMoneyAnswer(t *testing.T, err error, ref string, movements int) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var unknown *billing.OutcomeUnknownError
+	if errors.As(err, &unknown) {
+		assert.Equal(t, ref, unknown.ClientReference, "the error names the reference to resolve")
+		return
+	}
+	var apiErr *billing.APIError
+	assert.True(t, errors.As(err, &apiErr), "a failure that is not ErrOutcomeUnknown is a typed *APIError: %v", err)
+	assert.Zero(t, movements, "a definite failure must mean nothing moved: %v", err)
+}
+
+// resolveWithTracker runs the sandbox clock past every callback, the five-minute wait and
+// the give-up limit, then awaits the movement, and checks the Tracker against the truth.
+func resolveWithTracker(t *testing.T, m *faultyMerchant, kind billing.Kind, ref string) {
+	t.Helper()
+	m.srv.Advance(0)
+	m.srv.Advance(billing.DefaultCallbackWait + matrixGiveUp)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o, err := m.tracker.Await(ctx, kind, ref)
+	checkOutcomeIsTheTruth(t, m.srv, o, err, ref)
+}
+
+// checkOutcomeIsTheTruth compares what a Tracker resolved with the sandbox's record: a
+// movement never recorded stays pending (the status check said 404 to the end), and a
+// recorded one is final with the sandbox's state.
+func checkOutcomeIsTheTruth(t *testing.T, srv *billingtest.Server, o *billing.Outcome, err error, ref string) {
+	t.Helper()
+	records := srv.MovementRecords(ref)
+	if len(records) == 0 {
+		require.ErrorIs(t, err, billing.ErrStillPending, "never recorded: nothing final can be known")
+		assert.ErrorIs(t, err, billing.ErrNotFound, "and the status check says the service never recorded it")
+		require.NotNil(t, o)
+		assert.True(t, o.IsPending(), "never a success or a failure it did not learn")
+		return
+	}
+	require.Len(t, records, 1, "one movement per reference")
+	truth := records[0]
+	require.NoError(t, err)
+	require.NotEqual(t, "pending", truth.State, "the sandbox resolved it")
+	assert.Equal(t, truth.State == "succeeded", o.Succeeded(), "the Tracker says %s (by %s), the sandbox %s", o.State, o.Source, truth.State)
+	assert.Equal(t, truth.State == "failed", o.Failed(), "the Tracker says %s (by %s), the sandbox %s", o.State, o.Source, truth.State)
+	if o.TransactionID != "" {
+		assert.Equal(t, truth.TransactionID, o.TransactionID)
+	}
+	if o.Succeeded() && truth.Kind != "mandate" {
+		assert.Equal(t, truth.Amount, o.Amount)
+	}
+}
+
+func TestFaultMatrixMoneyMovements(t *testing.T) {
+	for _, call := range moneyCalls {
+		for _, fails := range []bool{false, true} {
+			if fails && !call.canFail {
+				continue
+			}
+			for _, rf := range requestFaults {
+				name := fmt.Sprintf("%s/%s/%s", call.name, pick(fails, "succeeds", "fails"), rf.name)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					moneyCellUnderRequestFault(t, call, fails, rf)
+				})
+			}
+		}
+	}
+}
+
+func moneyCellUnderRequestFault(t *testing.T, call moneyCall, fails bool, rf requestFault) {
+	m := newFaultyMerchant(t)
+	if call.prepare != nil {
+		call.prepare(t, m)
+	}
+	const ref = "matrix1"
+	if call.kind != "" {
+		require.NoError(t, m.tracker.Track(call.kind, ref))
+	}
+	client := m.client
+	if rf.timeout > 0 {
+		client = m.srv.Client(billing.WithTimeout(rf.timeout))
+	}
+	wantFired := 0
+	if rf.fault.Kind != "" {
+		f := rf.fault
+		f.Route = call.route
+		m.srv.InjectFault(f)
+		wantFired = 1
+	}
+
+	err := call.run(context.Background(), client, m, ref, fails)
+
+	require.Equal(t, wantFired, m.srv.FaultsFired(), "the fault hit the call")
+	movements := m.srv.Movements(ref)
+	assert.Equal(t, rf.movements, movements, "movements recorded for the reference")
+	checkMoneyAnswer(t, err, ref, movements)
+	switch rf.answer {
+	case answerSuccess:
+		require.NoError(t, err)
+	case answerUnknown:
+		require.ErrorIs(t, err, billing.ErrOutcomeUnknown)
+	}
+
+	if call.kind == "" {
+		checkoutTruth(t, m, ref)
+		return
+	}
+	resolveWithTracker(t, m, call.kind, ref)
+	if movements == 1 {
+		want := pick(fails, "succeeded", "failed")
+		assert.Equal(t, want, m.srv.MovementRecords(ref)[0].State, "the test number chose the outcome")
+	}
+}
+
+// checkoutTruth checks a checkout session: whether or not the SDK learned its reference,
+// it stays PENDING and moves no money until a payer pays on the hosted page, and a
+// session the merchant holds resolves as the sandbox says.
+func checkoutTruth(t *testing.T, m *faultyMerchant, clientRef string) {
+	t.Helper()
+	records := m.srv.MovementRecords(clientRef)
+	if len(records) == 0 {
+		return
+	}
+	require.Len(t, records, 1)
+	assert.Equal(t, "pending", records[0].State, "no payer has its URL")
+	ctx := context.Background()
+	sessions := m.srv.MovementRecords(records[0].ClientReference)
+	require.Len(t, sessions, 1, "counted under its own reference too")
+
+	p, err := m.client.Payments.Get(ctx, records[0].ClientReference)
+	require.NoError(t, err)
+	assert.True(t, p.IsPending())
+	require.NoError(t, m.srv.CompleteCheckout(p.Reference, "CARD", "succeeded"))
+	p, err = m.client.Payments.Get(ctx, p.Reference)
+	require.NoError(t, err)
+	assert.True(t, p.Succeeded())
+	assert.Equal(t, "succeeded", m.srv.MovementRecords(clientRef)[0].State)
+	assert.Equal(t, m.srv.MovementRecords(clientRef)[0].Fee, p.Fee)
+}
+
+// asyncFlows are the money calls whose final state arrives by callback.
+func asyncFlows() []moneyCall {
+	return slices.DeleteFunc(slices.Clone(moneyCalls), func(c moneyCall) bool { return c.kind == "" })
+}
+
+var callbackFaults = []struct {
+	name  string
+	fault billingtest.CallbackFault // Kind empty: none
+}{
+	{name: "none"},
+	{name: "dropped", fault: billingtest.CallbackFault{Kind: billingtest.CallbackDropped}},
+	{name: "duplicated", fault: billingtest.CallbackFault{Kind: billingtest.CallbackDuplicated}},
+	{name: "reordered: stale pending after the final", fault: billingtest.CallbackFault{Kind: billingtest.CallbackStale}},
+	{name: "reordered: contradicted after the final", fault: billingtest.CallbackFault{Kind: billingtest.CallbackContradicted}},
+	{name: "delayed past the five minutes", fault: billingtest.CallbackFault{Kind: billingtest.CallbackDelayed}},
+	{name: "delayed within the five minutes", fault: billingtest.CallbackFault{Kind: billingtest.CallbackDelayed, Delay: 2 * time.Minute}},
+}
+
+func TestFaultMatrixCallbacks(t *testing.T) {
+	for _, call := range asyncFlows() {
+		for _, fails := range []bool{false, true} {
+			if fails && !call.canFail {
+				continue
+			}
+			for _, cf := range callbackFaults {
+				name := fmt.Sprintf("%s/%s/%s", call.name, pick(fails, "succeeds", "fails"), cf.name)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					m := newFaultyMerchant(t)
+					if call.prepare != nil {
+						call.prepare(t, m)
+					}
+					const ref = "cbmatrix1"
+					wantFired := 0
+					if cf.fault.Kind != "" {
+						f := cf.fault
+						f.Reference = ref
+						m.srv.InjectCallbackFault(f)
+						wantFired = 1
+					}
+					require.NoError(t, m.tracker.Track(call.kind, ref))
+					require.NoError(t, call.run(context.Background(), m.client, m, ref, fails))
+
+					// The merchant awaits while time passes: the callbacks, the five
+					// minutes, the status check, late callbacks and redeliveries.
+					type awaited struct {
+						o   *billing.Outcome
+						err error
+					}
+					first := make(chan awaited, 1)
+					go func() {
+						o, err := m.tracker.Await(context.Background(), call.kind, ref)
+						first <- awaited{o, err}
+					}()
+					for _, step := range []time.Duration{0, time.Minute, 4 * time.Minute, 2 * time.Minute, 10 * time.Minute, time.Hour} {
+						m.srv.Advance(step)
+					}
+					var got awaited
+					select {
+					case got = <-first:
+					case <-time.After(30 * time.Second):
+						t.Fatal("Await did not return after the sandbox resolved the movement")
+					}
+					assert.Equal(t, wantFired, m.srv.CallbackFaultsFired(), "the fault hit the callback")
+					checkOutcomeIsTheTruth(t, m.srv, got.o, got.err, ref)
+
+					// Whatever came after the first answer did not change it.
+					o, err := m.tracker.Await(context.Background(), call.kind, ref)
+					checkOutcomeIsTheTruth(t, m.srv, o, err, ref)
+					assert.Equal(t, got.o.State, o.State)
+				})
+			}
+		}
+	}
+}
+
+// readOrIdempotentWrite is a call the SDK may send again: it must come through every
+// fault it is retried on, and leave one effect.
+type readOrIdempotentWrite struct {
+	name  string
+	route string
+	// prepare makes what the call reads; it returns the call, which checks its own
+	// result, and for a write the count of its effects on the server.
+	prepare func(t *testing.T, m *faultyMerchant) (run func(ctx context.Context, c *billing.Client) error, effects func() int)
+}
+
+// moneyMoved makes a movement with the matrix's numbers, resolved by the sandbox.
+func moneyMoved(t *testing.T, m *faultyMerchant, name, ref string) {
+	t.Helper()
+	i := slices.IndexFunc(moneyCalls, func(c moneyCall) bool { return c.name == name })
+	call := moneyCalls[i]
+	if call.prepare != nil {
+		call.prepare(t, m)
+	}
+	require.NoError(t, call.run(context.Background(), m.client, m, ref, false))
+	m.srv.Advance(0)
+}
+
+var readsAndIdempotentWrites = []readOrIdempotentWrite{
+	{
+		name: "customer get", route: "GET /v1/customers/{id}",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			cust, err := m.client.Customers.Create(context.Background(), &billing.CustomerCreateParams{Email: "ama@example.com", Name: "Ama"})
+			require.NoError(t, err)
+			return func(ctx context.Context, c *billing.Client) error {
+				got, err := c.Customers.Get(ctx, cust.ID)
+				if err == nil && got.Email != "ama@example.com" {
+					return fmt.Errorf("got customer %+v", got)
+				}
+				return err
+			}, nil
+		},
+	},
+	{
+		name: "customer list", route: "GET /v1/customers",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			for _, name := range []string{"Ama", "Kofi", "Esi"} {
+				_, err := m.client.Customers.Create(context.Background(), &billing.CustomerCreateParams{Email: name + "@example.com", Name: name})
+				require.NoError(t, err)
+			}
+			return func(ctx context.Context, c *billing.Client) error {
+				page, err := c.Customers.ListPage(ctx, &billing.CustomerListParams{ListParams: billing.ListParams{Limit: 10}})
+				if err == nil && len(page.Items) != 3 {
+					return fmt.Errorf("listed %d customers, want 3", len(page.Items))
+				}
+				return err
+			}, nil
+		},
+	},
+	{
+		name: "receive status check", route: "GET /v1/payments/{reference}",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			moneyMoved(t, m, "receive", "readrcv1")
+			return func(ctx context.Context, c *billing.Client) error {
+				st, err := c.Payments.ReceiveStatus(ctx, "readrcv1")
+				return succeeded(st, err)
+			}, nil
+		},
+	},
+	{
+		name: "send status check", route: "GET /v1/payments/{reference}",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			moneyMoved(t, m, "send", "readsnd1")
+			return func(ctx context.Context, c *billing.Client) error {
+				st, err := c.Payouts.SendStatus(ctx, "readsnd1")
+				return succeeded(st, err)
+			}, nil
+		},
+	},
+	{
+		name: "send-to-bank status check", route: "GET /v1/merchants/{account}/transactions/status",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			moneyMoved(t, m, "send-to-bank", "readbank1")
+			return func(ctx context.Context, c *billing.Client) error {
+				st, err := c.Payouts.BankTransferStatus(ctx, &billing.BankTransferStatusParams{ClientReference: "readbank1"})
+				return succeeded(st, err)
+			}, nil
+		},
+	},
+	{
+		name: "direct-debit status check", route: "GET /v1/payments/direct-debit/status/{clientReference}",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			moneyMoved(t, m, "direct-debit charge", "readdebit1")
+			return func(ctx context.Context, c *billing.Client) error {
+				st, err := c.Mandates.ChargeStatus(ctx, "readdebit1")
+				return succeeded(st, err)
+			}, nil
+		},
+	},
+	{
+		name: "mandate status check", route: "GET /v1/mandates/preapproval/{clientReferenceId}/status",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			moneyMoved(t, m, "mandate create", "readmandate1")
+			return func(ctx context.Context, c *billing.Client) error {
+				st, err := c.Mandates.Status(ctx, "readmandate1")
+				return succeeded(st, err)
+			}, nil
+		},
+	},
+	{
+		name: "checkout get", route: "GET /v1/payments/{reference}",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			p, err := m.client.Payments.CreateCheckout(context.Background(), &billing.CheckoutParams{Amount: matrixAmount})
+			require.NoError(t, err)
+			require.NoError(t, m.srv.CompleteCheckout(p.Reference, "MOBILE_MONEY", "succeeded"))
+			return func(ctx context.Context, c *billing.Client) error {
+				got, err := c.Payments.Get(ctx, p.Reference)
+				return succeeded(got, err)
+			}, nil
+		},
+	},
+	{
+		name: "meter event with idempotency key", route: "POST /v1/meters/{id}/events",
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			meter, err := m.client.Meters.Create(context.Background(), &billing.MeterCreateParams{Name: "API calls", EventName: "api.call"})
+			require.NoError(t, err)
+			record := func(ctx context.Context, c *billing.Client) error {
+				_, err := c.Meters.RecordEvent(ctx, meter.ID, &billing.MeterEventParams{Value: billing.Value(3.0), IdempotencyKey: "call-42"})
+				return err
+			}
+			recorded := func() int {
+				n := 0
+				for ev, err := range m.client.Meters.Events(context.Background(), meter.ID, nil) {
+					require.NoError(t, err)
+					if ev.IdempotencyKey == "call-42" {
+						n++
+					}
+				}
+				return n
+			}
+			return record, recorded
+		},
+	},
+}
+
+// succeeded turns a status check's answer into an error unless it says the money moved.
+func succeeded(st interface{ Succeeded() bool }, err error) error {
+	if err == nil && !st.Succeeded() {
+		return fmt.Errorf("the status check does not say succeeded: %+v", st)
+	}
+	return err
+}
+
+var retriedFaults = []requestFault{
+	{name: "http 500", fault: billingtest.Fault{Kind: billingtest.FaultHTTP500}},
+	{name: "http 502", fault: billingtest.Fault{Kind: billingtest.FaultHTTP502}},
+	{name: "http 503 with Retry-After", fault: billingtest.Fault{Kind: billingtest.FaultHTTP503}},
+	{name: "http 429 with Retry-After", fault: billingtest.Fault{Kind: billingtest.FaultHTTP429}},
+	{name: "reset before the work", fault: billingtest.Fault{Kind: billingtest.FaultResetBeforeWork}},
+	{name: "response lost", fault: billingtest.Fault{Kind: billingtest.FaultResponseLost}},
+	{name: "truncated body", fault: billingtest.Fault{Kind: billingtest.FaultTruncatedBody}},
+	{name: "malformed json", fault: billingtest.Fault{Kind: billingtest.FaultMalformedJSON}},
+	{name: "latency past the timeout", fault: billingtest.Fault{Kind: billingtest.FaultLatency, Latency: time.Minute}, timeout: 200 * time.Millisecond},
+}
+
+func TestFaultMatrixReadsAndIdempotentWritesAreRetried(t *testing.T) {
+	for _, op := range readsAndIdempotentWrites {
+		for _, rf := range retriedFaults {
+			t.Run(op.name+"/"+rf.name, func(t *testing.T) {
+				t.Parallel()
+				m := newFaultyMerchant(t)
+				run, effects := op.prepare(t, m)
+				client := m.client
+				if rf.timeout > 0 {
+					client = m.srv.Client(billing.WithTimeout(rf.timeout), billing.WithRetry(billing.DefaultMaxAttempts, time.Millisecond, 5*time.Millisecond))
+				}
+				f := rf.fault
+				f.Route = op.route
+				m.srv.InjectFault(f)
+
+				require.NoError(t, run(context.Background(), client), "sent again after the fault, and answered")
+				assert.Equal(t, 1, m.srv.FaultsFired(), "the fault hit the call")
+				if effects != nil {
+					assert.Equal(t, 1, effects(), "one effect, however often it was sent")
+				}
+			})
+		}
+	}
+}
+
+func TestRetryAfterOfTheSandboxIsWaitedForByReads(t *testing.T) {
+	m := newFaultyMerchant(t)
+	_, err := m.client.Customers.Create(context.Background(), &billing.CustomerCreateParams{Email: "ama@example.com", Name: "Ama"})
+	require.NoError(t, err)
+	m.srv.InjectFault(billingtest.Fault{Route: "GET /v1/customers", Kind: billingtest.FaultHTTP503, RetryAfter: time.Second})
+	start := time.Now()
+	_, err = m.client.Customers.ListPage(context.Background(), nil)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "the retry waited the Retry-After, not the client's 1-5ms backoff")
+}
