@@ -325,7 +325,7 @@ func (t *DirectDebitTransaction) UnmarshalJSON(b []byte) error {
 func (t *DirectDebitTransaction) Succeeded() bool { return t.Status == CollectionStatusPaid }
 
 // IsFinal reports whether the charge has its final state: paid, or unpaid under a failure
-// code. Unpaid under 0000 or 0001 is still pending.
+// code. Unpaid under 0000, 0001 or 0005 (final state unknown) is still pending.
 func (t *DirectDebitTransaction) IsFinal() bool { return collectionFinal(t.Status, t.ResponseCode) }
 
 // IsPending reports whether the final state is still to come.

@@ -328,7 +328,7 @@ func (t *ReceiveTransaction) UnmarshalJSON(b []byte) error {
 func (t *ReceiveTransaction) Succeeded() bool { return t.Status == CollectionStatusPaid }
 
 // IsFinal reports whether the transaction has its final state: paid, or unpaid under a
-// failure code. Unpaid under 0000 or 0001 is still pending.
+// failure code. Unpaid under 0000, 0001 or 0005 (final state unknown) is still pending.
 func (t *ReceiveTransaction) IsFinal() bool {
 	return collectionFinal(t.Status, t.ResponseCode)
 }
@@ -336,8 +336,10 @@ func (t *ReceiveTransaction) IsFinal() bool {
 // IsPending reports whether the final state is still to come.
 func (t *ReceiveTransaction) IsPending() bool { return !t.IsFinal() }
 
+// collectionFinal: 0005 says the service could not reach the network, so the final state
+// is unknown (SPEC "Errors"); it is no failure of the transaction.
 func collectionFinal(status CollectionStatus, code ResponseCode) bool {
-	return status == CollectionStatusPaid || (status == CollectionStatusUnpaid && code.IsFailure())
+	return status == CollectionStatusPaid || (status == CollectionStatusUnpaid && code.IsFailure() && code != CodeConnectionError)
 }
 
 // ReceiveStatus asks for the state of a receive by its client reference: the fallback
