@@ -349,7 +349,8 @@ func jitter(d time.Duration) time.Duration {
 
 // worthPollingAgain reports whether another status check may answer differently: not
 // after invalid input or a refusal of the credentials, yes after a transport failure, a
-// 5xx, a 429, or a 404 (the movement may not be recorded yet).
+// 5xx, a 429, a 404 (the movement may not be recorded yet), or response code 0005 (the
+// service could not reach the network: the state is unknown, not refused).
 func worthPollingAgain(err error) bool {
 	var ve *ValidationError
 	if errors.As(err, &ve) {
@@ -358,7 +359,8 @@ func worthPollingAgain(err error) bool {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		s := apiErr.StatusCode
-		return s == http.StatusNotFound || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500
+		return s == http.StatusNotFound || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500 ||
+			apiErr.Code == CodeConnectionError
 	}
 	return true
 }
