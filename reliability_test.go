@@ -35,9 +35,9 @@ type faultyMerchant struct {
 	callbackURL string
 }
 
-func newFaultyMerchant(t *testing.T) *faultyMerchant {
+func newFaultyMerchant(t *testing.T, opts ...billingtest.Option) *faultyMerchant {
 	t.Helper()
-	srv := billingtest.NewServer(t, billingtest.WithManualClock())
+	srv := billingtest.NewServer(t, append([]billingtest.Option{billingtest.WithManualClock()}, opts...)...)
 	c := srv.Client(billing.WithRetry(billing.DefaultMaxAttempts, time.Millisecond, 5*time.Millisecond))
 	tr := billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock(), GiveUpAfter: matrixGiveUp})
 	endpoint := httptest.NewServer(tr.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(c)))
@@ -52,7 +52,10 @@ func (m *faultyMerchant) approveMandate(t *testing.T, msisdn string) {
 		ClientReferenceID: "setup" + msisdn, CustomerMSISDN: msisdn, Channel: billing.DirectDebitChannelMTN, CallbackURL: m.callbackURL,
 	})
 	require.NoError(t, err)
-	m.srv.Advance(0)
+	m.srv.Advance(time.Hour) // past any resolve-after
+	mandate, err := m.client.Mandates.Status(context.Background(), "setup"+msisdn)
+	require.NoError(t, err)
+	require.True(t, mandate.Succeeded())
 }
 
 // Test numbers of the sandbox: a success, and a failure reported by callback.
@@ -234,7 +237,7 @@ func checkOutcomeIsTheTruth(t *testing.T, srv *billingtest.Server, o *billing.Ou
 	require.Len(t, records, 1, "one movement per reference")
 	truth := records[0]
 	require.NoError(t, err)
-	require.NotEqual(t, "pending", truth.State, "the sandbox resolved it")
+	require.NotEqual(t, "pending", truth.State, "the Tracker answered %s (by %s) while the sandbox still says pending", o.State, o.Source)
 	assert.Equal(t, truth.State == "succeeded", o.Succeeded(), "the Tracker says %s (by %s), the sandbox %s", o.State, o.Source, truth.State)
 	assert.Equal(t, truth.State == "failed", o.Failed(), "the Tracker says %s (by %s), the sandbox %s", o.State, o.Source, truth.State)
 	if o.TransactionID != "" {
@@ -407,6 +410,103 @@ func TestFaultMatrixCallbacks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// statusRoutes are the status checks the Tracker falls back on, by kind.
+var statusRoutes = map[billing.Kind]string{
+	billing.KindReceive:      "GET /v1/payments/{reference}",
+	billing.KindSend:         "GET /v1/payments/{reference}",
+	billing.KindBankTransfer: "GET /v1/merchants/{account}/transactions/status",
+	billing.KindDirectDebit:  "GET /v1/payments/direct-debit/status/{clientReference}",
+	billing.KindMandate:      "GET /v1/mandates/preapproval/{clientReferenceId}/status",
+}
+
+// TestFaultMatrixStatusChecks faults the Tracker's fallback: the callback is dropped, the
+// movement is still pending at the five-minute status check, and that status check meets
+// a fault. The Tracker must still end with the truth.
+func TestFaultMatrixStatusChecks(t *testing.T) {
+	faults := append(slices.Clone(retriedFaults),
+		requestFault{name: "latency", fault: billingtest.Fault{Kind: billingtest.FaultLatency, Latency: 20 * time.Millisecond}},
+		requestFault{name: "code 0005", fault: billingtest.Fault{Kind: billingtest.FaultCode0005}},
+	)
+	for _, call := range asyncFlows() {
+		for _, fails := range []bool{false, true} {
+			if fails && !call.canFail {
+				continue
+			}
+			for _, rf := range faults {
+				if rf.timeout > 0 {
+					continue // the Tracker's client keeps the default timeout
+				}
+				name := fmt.Sprintf("%s/%s/%s", call.name, pick(fails, "succeeds", "fails"), rf.name)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					m := newFaultyMerchant(t, billingtest.WithResolveAfter(10*time.Minute))
+					clock := &steppedClock{Clock: m.srv.Clock(), slept: make(chan struct{}, 64)}
+					m.tracker = billing.NewTracker(m.client, billing.TrackerOptions{Clock: clock, GiveUpAfter: matrixGiveUp})
+					if call.prepare != nil {
+						call.prepare(t, m)
+					}
+					const ref = "stmatrix1"
+					m.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: ref})
+					require.NoError(t, m.tracker.Track(call.kind, ref))
+					require.NoError(t, call.run(context.Background(), m.client, m, ref, fails))
+					f := rf.fault
+					f.Route = statusRoutes[call.kind]
+					m.srv.InjectFault(f)
+
+					type awaited struct {
+						o   *billing.Outcome
+						err error
+					}
+					result := make(chan awaited, 1)
+					go func() {
+						o, err := m.tracker.Await(context.Background(), call.kind, ref)
+						result <- awaited{o, err}
+					}()
+					// Each step waits for the Tracker to sleep again, so the status
+					// check at five minutes runs while the movement is still pending.
+					var got *awaited
+					wait := func() {
+						select {
+						case <-clock.slept:
+						case r := <-result:
+							got = &r
+						case <-time.After(30 * time.Second):
+							t.Fatal("the Tracker neither slept nor answered")
+						}
+					}
+					wait()
+					for _, step := range []time.Duration{0, 5 * time.Minute, time.Minute, 5 * time.Minute, time.Hour} {
+						if got != nil {
+							break
+						}
+						m.srv.Advance(step)
+						wait()
+					}
+					require.NotNil(t, got, "Await answered once the movement was final")
+					assert.Equal(t, 1, m.srv.FaultsFired(), "the fault hit the status check")
+					checkOutcomeIsTheTruth(t, m.srv, got.o, got.err, ref)
+				})
+			}
+		}
+	}
+}
+
+// steppedClock is the sandbox's clock telling when the Tracker goes to sleep, so a test
+// moves time only once the Tracker has acted on the last move.
+type steppedClock struct {
+	billing.Clock
+	slept chan struct{}
+}
+
+func (c *steppedClock) After(d time.Duration) <-chan time.Time {
+	ch := c.Clock.After(d)
+	select {
+	case c.slept <- struct{}{}:
+	default:
+	}
+	return ch
 }
 
 // readOrIdempotentWrite is a call the SDK may send again: it must come through every
