@@ -562,56 +562,21 @@ var readsAndIdempotentWrites = []readOrIdempotentWrite{
 			}, nil
 		},
 	},
-	{
-		name: "receive status check", route: "GET /v1/payments/{reference}",
-		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
-			moneyMoved(t, m, "receive", "readrcv1")
-			return func(ctx context.Context, c *billing.Client) error {
-				st, err := c.Payments.ReceiveStatus(ctx, "readrcv1")
-				return succeeded(st, err)
-			}, nil
-		},
-	},
-	{
-		name: "send status check", route: "GET /v1/payments/{reference}",
-		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
-			moneyMoved(t, m, "send", "readsnd1")
-			return func(ctx context.Context, c *billing.Client) error {
-				st, err := c.Payouts.SendStatus(ctx, "readsnd1")
-				return succeeded(st, err)
-			}, nil
-		},
-	},
-	{
-		name: "send-to-bank status check", route: "GET /v1/merchants/{account}/transactions/status",
-		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
-			moneyMoved(t, m, "send-to-bank", "readbank1")
-			return func(ctx context.Context, c *billing.Client) error {
-				st, err := c.Payouts.BankTransferStatus(ctx, &billing.BankTransferStatusParams{ClientReference: "readbank1"})
-				return succeeded(st, err)
-			}, nil
-		},
-	},
-	{
-		name: "direct-debit status check", route: "GET /v1/payments/direct-debit/status/{clientReference}",
-		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
-			moneyMoved(t, m, "direct-debit charge", "readdebit1")
-			return func(ctx context.Context, c *billing.Client) error {
-				st, err := c.Mandates.ChargeStatus(ctx, "readdebit1")
-				return succeeded(st, err)
-			}, nil
-		},
-	},
-	{
-		name: "mandate status check", route: "GET /v1/mandates/preapproval/{clientReferenceId}/status",
-		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
-			moneyMoved(t, m, "mandate create", "readmandate1")
-			return func(ctx context.Context, c *billing.Client) error {
-				st, err := c.Mandates.Status(ctx, "readmandate1")
-				return succeeded(st, err)
-			}, nil
-		},
-	},
+	statusCheckRead("receive", "GET /v1/payments/{reference}", func(ctx context.Context, c *billing.Client, ref string) (interface{ Succeeded() bool }, error) {
+		return c.Payments.ReceiveStatus(ctx, ref)
+	}),
+	statusCheckRead("send", "GET /v1/payments/{reference}", func(ctx context.Context, c *billing.Client, ref string) (interface{ Succeeded() bool }, error) {
+		return c.Payouts.SendStatus(ctx, ref)
+	}),
+	statusCheckRead("send-to-bank", "GET /v1/merchants/{account}/transactions/status", func(ctx context.Context, c *billing.Client, ref string) (interface{ Succeeded() bool }, error) {
+		return c.Payouts.BankTransferStatus(ctx, &billing.BankTransferStatusParams{ClientReference: ref})
+	}),
+	statusCheckRead("direct-debit charge", "GET /v1/payments/direct-debit/status/{clientReference}", func(ctx context.Context, c *billing.Client, ref string) (interface{ Succeeded() bool }, error) {
+		return c.Mandates.ChargeStatus(ctx, ref)
+	}),
+	statusCheckRead("mandate create", "GET /v1/mandates/preapproval/{clientReferenceId}/status", func(ctx context.Context, c *billing.Client, ref string) (interface{ Succeeded() bool }, error) {
+		return c.Mandates.Status(ctx, ref)
+	}),
 	{
 		name: "checkout get", route: "GET /v1/payments/{reference}",
 		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
@@ -654,6 +619,19 @@ func succeeded(st interface{ Succeeded() bool }, err error) error {
 		return fmt.Errorf("the status check does not say succeeded: %+v", st)
 	}
 	return err
+}
+
+// statusCheckRead is the status check of a money call as a read: the movement is made
+// and resolved first, and the check must say it succeeded.
+func statusCheckRead(call, route string, check func(ctx context.Context, c *billing.Client, ref string) (interface{ Succeeded() bool }, error)) readOrIdempotentWrite {
+	return readOrIdempotentWrite{
+		name: call + " status check", route: route,
+		prepare: func(t *testing.T, m *faultyMerchant) (func(context.Context, *billing.Client) error, func() int) {
+			const ref = "readstatus1"
+			moneyMoved(t, m, call, ref)
+			return func(ctx context.Context, c *billing.Client) error { return succeeded(check(ctx, c, ref)) }, nil
+		},
+	}
 }
 
 var retriedFaults = []requestFault{

@@ -62,25 +62,38 @@ func TestCallbackDuplicatedIsDeliveredTwice(t *testing.T) {
 	assert.JSONEq(t, faultedTransaction, string(got[2]))
 }
 
-func TestCallbackStaleFollowsTheFinalOne(t *testing.T) {
-	for name, tc := range map[string]struct{ body, stale string }{
-		"transaction": {faultedTransaction, `{"ResponseCode":"0001","Message":"pending","Data":{"Amount":50.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`},
-		"payout":      {faultedPayout, `{"ResponseCode":"0001","Data":{"AmountDebited":51.00,"Amount":50.00,"ClientReference":"snd1","RecipientName":"AMA"}}`},
-		"mandate":     {faultedMandate, `{"CustomerMsisdn":"233241234567","PreapprovalStatus":"PENDING","ClientReferenceId":"mnd1"}`},
-		"checkout":    {faultedCheckout, `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"PENDING","amount":5000}}`},
-		"trial":       {faultedTrial, faultedTrial},
+// TestCallbackCopiesFollowTheFinalOne covers the faults that deliver the callback, then
+// a copy in another state: stale (the state before the final one) and contradicted (the
+// opposite final state).
+func TestCallbackCopiesFollowTheFinalOne(t *testing.T) {
+	failedTransaction := `{"ResponseCode":"2001","Message":"failed","Data":{"Amount":50.00,"ClientReference":"rcv2","TransactionId":"t2"}}`
+	for name, tc := range map[string]struct {
+		kind       CallbackFaultKind
+		body, copy string
+	}{
+		"stale transaction": {CallbackStale, faultedTransaction, `{"ResponseCode":"0001","Message":"pending","Data":{"Amount":50.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`},
+		"stale payout":      {CallbackStale, faultedPayout, `{"ResponseCode":"0001","Data":{"AmountDebited":51.00,"Amount":50.00,"ClientReference":"snd1","RecipientName":"AMA"}}`},
+		"stale mandate":     {CallbackStale, faultedMandate, `{"CustomerMsisdn":"233241234567","PreapprovalStatus":"PENDING","ClientReferenceId":"mnd1"}`},
+		"stale checkout":    {CallbackStale, faultedCheckout, `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"PENDING","amount":5000}}`},
+		"stale trial":       {CallbackStale, faultedTrial, faultedTrial},
+
+		"contradicted success":  {CallbackContradicted, faultedTransaction, `{"ResponseCode":"2001","Message":"failed","Data":{"Amount":50.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`},
+		"contradicted failure":  {CallbackContradicted, failedTransaction, `{"ResponseCode":"0000","Message":"success","Data":{"Amount":50.00,"ClientReference":"rcv2","TransactionId":"t2"}}`},
+		"contradicted payout":   {CallbackContradicted, faultedPayout, `{"ResponseCode":"2001","Data":{"AmountDebited":51.00,"Amount":50.00,"ClientReference":"snd1","RecipientName":"AMA"}}`},
+		"contradicted mandate":  {CallbackContradicted, faultedMandate, `{"CustomerMsisdn":"233241234567","PreapprovalStatus":"FAILED","ClientReferenceId":"mnd1"}`},
+		"contradicted checkout": {CallbackContradicted, faultedCheckout, `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"FAILED","amount":5000}}`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			url := newCallbackReceiver(t)
 			s := newTestServer(t, Config{})
-			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackStale}))
+			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: tc.kind}))
 			deliverRaw(s, url, tc.body)
 			s.Advance(0)
 			got := deliveredTo(s, url)
 			require.Len(t, got, 2)
-			assert.JSONEq(t, tc.body, string(got[0]), "the final state first")
-			assert.JSONEq(t, tc.stale, string(got[1]), "then the stale one")
-			if name == "transaction" {
+			assert.JSONEq(t, tc.body, string(got[0]), "the true state first")
+			assert.JSONEq(t, tc.copy, string(got[1]), "then the copy")
+			if name == "stale transaction" {
 				assert.Equal(t, "50.00", string(object(t, object(t, got[1])["Data"])["Amount"]), "amounts keep their text")
 			}
 		})
@@ -159,29 +172,6 @@ func TestADroppedReceiveCallbackLeavesTheStatusCheck(t *testing.T) {
 	status := answer(t, serve(t, s, http.MethodGet, "/v1/payments/rcv9", basicHeader, nil), http.StatusOK)
 	assert.Equal(t, `"0000"`, string(status["responseCode"]))
 	assert.Equal(t, `"Paid"`, string(object(t, status["data"])["status"]), "the money moved all the same")
-}
-
-func TestCallbackContradictedFollowsWithTheOppositeState(t *testing.T) {
-	failedTransaction := `{"ResponseCode":"2001","Message":"failed","Data":{"Amount":50.00,"ClientReference":"rcv2","TransactionId":"t2"}}`
-	for name, tc := range map[string]struct{ body, copy string }{
-		"success then failure": {faultedTransaction, `{"ResponseCode":"2001","Message":"failed","Data":{"Amount":50.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`},
-		"failure then success": {failedTransaction, `{"ResponseCode":"0000","Message":"success","Data":{"Amount":50.00,"ClientReference":"rcv2","TransactionId":"t2"}}`},
-		"payout":               {faultedPayout, `{"ResponseCode":"2001","Data":{"AmountDebited":51.00,"Amount":50.00,"ClientReference":"snd1","RecipientName":"AMA"}}`},
-		"mandate":              {faultedMandate, `{"CustomerMsisdn":"233241234567","PreapprovalStatus":"FAILED","ClientReferenceId":"mnd1"}`},
-		"checkout":             {faultedCheckout, `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"FAILED","amount":5000}}`},
-	} {
-		t.Run(name, func(t *testing.T) {
-			url := newCallbackReceiver(t)
-			s := newTestServer(t, Config{})
-			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackContradicted}))
-			deliverRaw(s, url, tc.body)
-			s.Advance(0)
-			got := deliveredTo(s, url)
-			require.Len(t, got, 2)
-			assert.JSONEq(t, tc.body, string(got[0]), "the true state first")
-			assert.JSONEq(t, tc.copy, string(got[1]), "then its contradiction")
-		})
-	}
 }
 
 func TestCallbackFaultCounts(t *testing.T) {
