@@ -245,12 +245,14 @@ func mandateState(status MandateStatus) EventState {
 }
 
 // codeState maps the response code of a callback or status check to the state it
-// describes: 0000 success, 0001 pending, anything else a failure.
+// describes: 0000 success, 0001 and 0005 pending, anything else a failure.
 func codeState(code ResponseCode) EventState {
 	switch code {
 	case CodeSuccess:
 		return EventSucceeded
-	case CodeAccepted:
+	case CodeAccepted, CodeConnectionError:
+		// 0005: the service could not reach the network, so the final state is unknown;
+		// reading it as a failure could fail an order that was paid.
 		return EventPending
 	}
 	return EventFailed

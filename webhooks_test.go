@@ -552,3 +552,15 @@ func TestTrackerHandlerWithConfirmationIgnoresAForgedSuccess(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.True(t, r.outcome.Failed(), "the status check tells the truth")
 }
+
+func TestCallbackWithConnectionErrorCodeIsPendingNotFailed(t *testing.T) {
+	for _, body := range []string{
+		`{"ResponseCode":"0005","Message":"failed","Data":{"Amount":10.00,"ClientReference":"ref5","TransactionId":"t5"}}`,
+		`{"ResponseCode":"0005","Data":{"AmountDebited":0,"TransactionId":"t6","ClientReference":"ref6","Amount":10.00,"Charges":0,"RecipientName":null}}`,
+	} {
+		ev, err := ParseEvent([]byte(body))
+		require.NoError(t, err, body)
+		assert.Equal(t, EventPending, ev.State(), "0005 says the state is unknown: %s", body)
+		assert.Equal(t, CodeConnectionError, ev.Code())
+	}
+}
