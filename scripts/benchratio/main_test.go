@@ -17,6 +17,9 @@ BenchmarkCustomersGet/mode=serial/impl=raw-2     1000  100 ns/op  0 new-conns  8
 BenchmarkCustomersGet/mode=parallel8/impl=sdk-2  1000   50 ns/op  2 new-conns  900 B/op  80 allocs/op
 BenchmarkCustomersGet/mode=parallel8/impl=raw-2  1000   50 ns/op  0 new-conns  800 B/op  30 allocs/op
 BenchmarkSandboxGetCustomer-2                    5000 5000 ns/op  200000 req/s
+BenchmarkCustomersGet/mode=serial/ratio-2         100 900000 ns/op  1.08 x-raw
+BenchmarkCustomersGet/mode=serial/ratio-2         100 900000 ns/op  1.30 x-raw
+BenchmarkCustomersGet/mode=serial/ratio-2         100 900000 ns/op  1.06 x-raw
 PASS
 `
 
@@ -28,5 +31,6 @@ func TestReportComparesMediansAgainstTargets(t *testing.T) {
 	assert.Regexp(t, `mode=serial\s+allocs/op\s+40.0\s+30.0\s+1.333\s+ok \(<= raw \+ 25\)`, lines)
 	assert.Regexp(t, `mode=parallel8\s+allocs/op\s+80.0\s+30.0\s+2.667\s+MISSED`, lines)
 	assert.Regexp(t, `mode=parallel8\s+new-conns\s+2.0\s+0.0\s+-\s+MISSED`, lines)
-	assert.Regexp(t, `BenchmarkSandboxGetCustomer\s+200000.00`, lines)
+	assert.Regexp(t, `BenchmarkSandboxGetCustomer\s+200000.000`, lines)
+	assert.Regexp(t, `mode=serial/ratio x-raw\s+1.080  ok \(<= 1.15x, interleaved\)`, lines)
 }
