@@ -32,7 +32,7 @@ func ExampleProductsService() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s: %d %s every %d %s, %d trial days\n", pro.Name, quarterly.UnitAmount, quarterly.Currency,
+	fmt.Printf("%s: %s %s every %d %s, %d trial days\n", pro.Name, billing.DecimalAmount(quarterly.UnitAmount), quarterly.Currency,
 		quarterly.IntervalCount, quarterly.Interval, quarterly.TrialPeriodDays)
 
 	archived, err := c.Products.ArchivePrice(ctx, pro.ID, quarterly.ID)
@@ -48,7 +48,7 @@ func ExampleProductsService() {
 		fmt.Println("active product:", p.Name)
 	}
 	// Output:
-	// Pro plan: 15000 GHS every 3 MONTH, 14 trial days
+	// Pro plan: 150.00 GHS every 3 MONTH, 14 trial days
 	// price active after archive: false
 	// active product: Pro plan
 }

@@ -95,7 +95,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("creating a price: %w", err)
 	}
-	fmt.Fprintf(out, "product %s (%s) at %d %s every %d %s\n", product.ID, product.Name, price.UnitAmount, price.Currency, price.IntervalCount, price.Interval)
+	// Money is in minor units: DecimalAmount formats 5000 as 50.00.
+	fmt.Fprintf(out, "product %s (%s) at %s %s every %d %s\n", product.ID, product.Name,
+		billing.DecimalAmount(price.UnitAmount), price.Currency, price.IntervalCount, price.Interval)
 
 	// A recurring price needs an interval: refused before sending, like any bad input.
 	_, err = c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{UnitAmount: 5000, IsRecurring: true})
