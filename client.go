@@ -33,8 +33,7 @@ const (
 // it: it is safe for concurrent use and pools its connections. There is no global
 // client, so clients with different credentials work side by side.
 type Client struct {
-	baseURL             *url.URL
-	base                string // baseURL as a string, built once
+	base                string // the base URL, without a trailing slash
 	basicAuth           string // "Basic …", empty without client credentials
 	secretKeyAuth       string // "Bearer <secret key>", empty without one
 	sessionAuth         string // "Bearer <session token>", empty without one
@@ -208,7 +207,6 @@ func NewClient(opts ...Option) (*Client, error) {
 	}
 
 	c := &Client{
-		baseURL:             base,
 		base:                base.String(),
 		disbursementAccount: cfg.disbursementAccount,
 		userAgent:           userAgent(cfg.userAgent),

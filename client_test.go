@@ -41,7 +41,7 @@ func TestNewClientAcceptsLoopbackHTTPAndHTTPS(t *testing.T) {
 	for _, u := range []string{"http://localhost:4010", "http://127.0.0.1:4010/", "http://[::1]:4010", "https://api.example.com/base/"} {
 		c, err := NewClient(WithBaseURL(u), WithSecretKey("sk"))
 		require.NoError(t, err, u)
-		assert.False(t, strings.HasSuffix(c.baseURL.String(), "/"), "trailing slash trimmed")
+		assert.False(t, strings.HasSuffix(c.base, "/"), "trailing slash trimmed")
 	}
 }
 
