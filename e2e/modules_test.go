@@ -83,3 +83,35 @@ func TestModuleImportingTheSDKTidiesWithoutTheBrowserLibraries(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryExampleBuildsWhenCopiedAlone(t *testing.T) {
+	root := repoRoot(t)
+	entries, err := os.ReadDir(filepath.Join(root, "examples"))
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		// examples/sandbox runs the sandbox's server itself, which lives in the SDK's
+		// internal packages: it is run from this repository, not copied.
+		if !e.IsDir() || e.Name() == "sandbox" || e.Name() == "internal" {
+			continue
+		}
+		n++
+		name := e.Name()
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src := filepath.Join(root, "examples", name)
+			dir := newModule(t, root, "example.com/"+name)
+			files, err := filepath.Glob(filepath.Join(src, "*.go"))
+			require.NoError(t, err)
+			require.NotEmpty(t, files)
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644))
+			}
+			goIn(t, dir, "mod", "tidy")
+			goIn(t, dir, "vet", ".") // compiles the program and its test
+		})
+	}
+	assert.GreaterOrEqual(t, n, 10, "examples found")
+}

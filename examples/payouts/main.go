@@ -12,12 +12,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/examples/internal/callbacks"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+	"github.com/billingsdk/billing-go/billingtest"
 )
 
 func main() {
@@ -29,21 +30,22 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 	tracker := billing.NewTracker(c, billing.TrackerOptions{})
-	callbackURL, stop, err := callbacks.Serve(tracker.Handler())
+	callbackURL, stop, err := serve(tracker.Handler())
 	if err != nil {
 		return err
 	}
 	defer stop()
 	showBalance := func() {
-		if env.Sandbox != nil {
-			fmt.Fprintf(out, "  disbursement balance: %s GHS\n", billing.DecimalAmount(env.Sandbox.DisbursementBalance()))
+		if sandbox != nil {
+			fmt.Fprintf(out, "  disbursement balance: %s GHS\n", billing.DecimalAmount(sandbox.DisbursementBalance()))
 		}
 	}
 	showBalance()
@@ -117,4 +119,44 @@ func report(ctx context.Context, out io.Writer, tracker *billing.Tracker, kind b
 	}
 	fmt.Fprintf(out, "  outcome by %s: %s, code %s\n", outcome.Source, outcome.State, outcome.Code)
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET (and BILLING_DISBURSEMENT_ACCOUNT, which
+// send-to-bank pays out of) when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+		billing.WithDisbursementAccount(os.Getenv("BILLING_DISBURSEMENT_ACCOUNT")),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
+}
+
+// serve serves h on a free port of this machine, where the embedded sandbox can reach
+// it, and returns its base URL and a function that stops it. In production the service
+// is given a public HTTPS address of the merchant's server instead.
+func serve(h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }
