@@ -48,7 +48,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	pay, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{
-		Amount:      5000, // 50.00 GHS
+		Amount:      5000, // minor units: GHS 50.00
 		Description: "Two bags of rice",
 		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233 24 123 4567"},
 		Metadata:    billing.Metadata{"orderId": "1042"},
@@ -76,8 +76,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "paid by %s (%s): fee %s, net %s GHS; fulfil: %t\n",
-		pay.Method, pay.MobileMoneyDetail.Network, billing.DecimalAmount(pay.Fee), billing.DecimalAmount(pay.Net), pay.Succeeded())
+	fmt.Fprintf(out, "paid %s by %s (%s): fee %s, net %s; fulfil: %t\n",
+		billing.Money{Amount: pay.Amount, Currency: pay.Currency}, pay.Method, pay.MobileMoneyDetail.Network,
+		billing.Money{Amount: pay.Fee, Currency: pay.Currency}, billing.Money{Amount: pay.Net, Currency: pay.Currency}, pay.Succeeded())
 
 	// A declined card ends the session FAILED, and sends no webhook.
 	declined, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 12000, Description: "Annual plan"})

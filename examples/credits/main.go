@@ -50,7 +50,8 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("granting credits: %w", err)
 	}
-	fmt.Fprintf(out, "granted 1000: wallet %s holds %d %s credits\n", topUp.Wallet.ID, topUp.Wallet.Balance, topUp.Wallet.Currency)
+	// Credits are a count, not money.
+	fmt.Fprintf(out, "granted 1000: wallet %s holds %d credits\n", topUp.Wallet.ID, topUp.Wallet.Balance)
 
 	// Promotional credits that expire in 30 days. Deducts draw on them first.
 	now := time.Now()

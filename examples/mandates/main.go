@@ -108,7 +108,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("charging: %w", err)
 	}
-	fmt.Fprintf(out, "charging %s GHS (charges %s)\n", d.Amount, d.Charges)
+	fmt.Fprintf(out, "charging %s (charges %s)\n", d.Amount.Money("GHS"), d.Charges.Money("GHS"))
 	paid, err := tracker.Await(ctx, billing.KindDirectDebit, chargeRef)
 	if err != nil {
 		return fmt.Errorf("waiting for the charge: %w", err)

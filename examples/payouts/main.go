@@ -45,7 +45,7 @@ func run(ctx context.Context, out io.Writer) error {
 	defer stop()
 	showBalance := func() {
 		if sandbox != nil {
-			fmt.Fprintf(out, "  disbursement balance: %s GHS\n", billing.DecimalAmount(sandbox.DisbursementBalance()))
+			fmt.Fprintf(out, "  disbursement balance: %s\n", billing.Money{Amount: sandbox.DisbursementBalance(), Currency: "GHS"})
 		}
 	}
 	showBalance()
@@ -59,7 +59,7 @@ func run(ctx context.Context, out io.Writer) error {
 	} {
 		ref := fmt.Sprintf("payout%d%d", run, i)
 		s, err := c.Payouts.Send(ctx, &billing.SendParams{
-			Amount:          15000, // 150.00 GHS
+			Amount:          15000, // minor units: GHS 150.00
 			Phone:           to.phone,
 			Provider:        billing.ProviderTelecel,
 			Name:            to.who,
@@ -70,7 +70,8 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("paying %s: %w", to.who, err)
 		}
-		fmt.Fprintf(out, "sending 150.00 GHS to %s: %s, fee %s\n", to.who, s.Status, billing.DecimalAmount(s.Fee))
+		fmt.Fprintf(out, "sending %s to %s: %s, fee %s\n", billing.Money{Amount: s.Amount, Currency: s.Currency}, to.who, s.Status,
+			billing.Money{Amount: s.Fee, Currency: s.Currency})
 		if err := report(ctx, out, tracker, billing.KindSend, ref); err != nil {
 			return err
 		}
@@ -78,7 +79,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	// Bank: the disbursement account comes from WithDisbursementAccount (or the params).
-	// Amounts are decimals on the wire; DecimalAmount(50000) is written 500.00.
+	// Amounts are decimals on the wire: DecimalAmount(50000) is written 500.00.
 	for i, account := range []string{"1441000123456", "1441000120001"} { // 0001 fails the name check
 		ref := fmt.Sprintf("bank%d%d", run, i)
 		bt, err := c.Payouts.SendToBank(ctx, &billing.BankTransferParams{
@@ -93,7 +94,8 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("paying account %s: %w", account, err)
 		}
-		fmt.Fprintf(out, "sending %s GHS to account %s: charges %s, debited %s\n", bt.Amount, account, bt.Charges, bt.AmountDebited)
+		fmt.Fprintf(out, "sending %s to account %s: charges %s, debited %s\n",
+			bt.Amount.Money("GHS"), account, bt.Charges.Money("GHS"), bt.AmountDebited.Money("GHS"))
 		if err := report(ctx, out, tracker, billing.KindBankTransfer, ref); err != nil {
 			return err
 		}

@@ -85,7 +85,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%d blocked customer(s) in all\n", n)
 
-	// A product in the catalog, with a monthly price of 50.00 GHS and a 7-day trial.
+	// A product in the catalog, with a monthly price of GHS 50.00 and a 7-day trial.
 	product, err := c.Products.Create(ctx, &billing.ProductCreateParams{Name: "Pro plan", Type: billing.ProductTypeDigital})
 	if err != nil {
 		return fmt.Errorf("creating a product: %w", err)
@@ -96,9 +96,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("creating a price: %w", err)
 	}
-	// Money is in minor units: DecimalAmount formats 5000 as 50.00.
-	fmt.Fprintf(out, "product %s (%s) at %s %s every %d %s\n", product.ID, product.Name,
-		billing.DecimalAmount(price.UnitAmount), price.Currency, price.IntervalCount, price.Interval)
+	// Amounts are in minor units; billing.Money prints 5000 GHS as GHS 50.00.
+	fmt.Fprintf(out, "product %s (%s) at %s every %d %s\n", product.ID, product.Name,
+		billing.Money{Amount: price.UnitAmount, Currency: price.Currency}, price.IntervalCount, price.Interval)
 
 	// A recurring price needs an interval: refused before sending, like any bad input.
 	_, err = c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{UnitAmount: 5000, IsRecurring: true})

@@ -56,7 +56,7 @@ func run(ctx context.Context, out io.Writer) error {
 	} {
 		ref := fmt.Sprintf("order%d%d", run, i)
 		r, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
-			Amount:          2500, // 25.00 GHS
+			Amount:          2500, // minor units: GHS 25.00
 			Phone:           payer.phone,
 			Provider:        billing.ProviderMTN,
 			Description:     "Order " + ref,
@@ -66,7 +66,7 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("asking %s: %w", payer.who, err)
 		}
-		fmt.Fprintf(out, "asked %s (%s) for 25.00 GHS: %s\n", payer.who, r.Phone, r.Status)
+		fmt.Fprintf(out, "asked %s (%s) for %s: %s\n", payer.who, r.Phone, billing.Money{Amount: r.Amount, Currency: r.Currency}, r.Status)
 
 		outcome, err := tracker.Await(ctx, billing.KindReceive, ref)
 		if err != nil {
@@ -83,7 +83,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "status check: %s, fulfilled %t, charges %d, %d after charges\n", st.Status, st.IsFulfilled, st.Charges, st.AmountAfterCharges)
+	fmt.Fprintf(out, "status check: %s, fulfilled %t, %s paid, charges %s, %s after charges\n", st.Status, st.IsFulfilled,
+		billing.Money{Amount: st.Amount, Currency: st.CurrencyCode}, billing.Money{Amount: st.Charges, Currency: st.CurrencyCode},
+		billing.Money{Amount: st.AmountAfterCharges, Currency: st.CurrencyCode})
 
 	// A decline is a plain error, and nothing moved.
 	_, err = c.Payments.Receive(ctx, &billing.ReceiveParams{

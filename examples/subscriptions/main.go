@@ -65,7 +65,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("creating a price: %w", err)
 	}
-	fmt.Fprintf(out, "price %s: %s %s a month, %d-day trial\n", price.ID, billing.DecimalAmount(price.UnitAmount), price.Currency, price.TrialPeriodDays)
+	fmt.Fprintf(out, "price %s: %s a month, %d-day trial\n", price.ID, billing.Money{Amount: price.UnitAmount, Currency: price.Currency}, price.TrialPeriodDays)
 
 	// The price's trial applies: the subscription starts TRIALING.
 	sub, err := c.Subscriptions.Create(ctx, &billing.SubscriptionCreateParams{CustomerID: cust.ID, PriceID: price.ID})

@@ -97,7 +97,7 @@ type shop struct {
 // web SDK needs for it. The client secret stays here; the page sees the public key.
 func (s *shop) payPage(w http.ResponseWriter, r *http.Request) {
 	pay, err := s.client.Payments.CreateCheckout(r.Context(), &billing.CheckoutParams{
-		Amount:      5000, // 50.00 GHS
+		Amount:      5000, // minor units: GHS 50.00
 		Description: "Two bags of rice",
 		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233 24 123 4567"},
 		ReturnURL:   s.url + "/thanks", // where a payer who paid in a new tab comes back to
@@ -111,7 +111,7 @@ func (s *shop) payPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	render(w, payPage, map[string]any{"Web": web, "Price": billing.DecimalAmount(web.PurchaseInfo.Amount)})
+	render(w, payPage, map[string]any{"Web": web, "Price": billing.Money{Amount: pay.Amount, Currency: pay.Currency}})
 }
 
 // thanks is where the checkout sends a payer back: it asks the service for the outcome
@@ -143,7 +143,7 @@ var payPage = template.Must(template.New("pay").Parse(`<!DOCTYPE html>
 <body>
 <main>
 <h1>Rice shop</h1>
-<p>Two bags of rice: GHS {{.Price}}</p>
+<p>Two bags of rice: {{.Price}}</p>
 <p>
 <button type="button" data-mode="iframe">Pay in this page</button>
 <button type="button" data-mode="modal">Pay in a pop-up</button>

@@ -85,7 +85,7 @@ func run(ctx context.Context, out io.Writer) error {
 		if err := tracker.Track(billing.KindReceive, ref); err != nil {
 			return err
 		}
-		fmt.Fprintln(out, "asked for 50.00 GHS, reference", describe(ref, run))
+		fmt.Fprintln(out, "asked for", billing.Money{Amount: 5000, Currency: "GHS"}, "reference", describe(ref, run))
 	}
 	if _, err := c.Payouts.Send(ctx, &billing.SendParams{
 		Amount: 2000, Phone: "+233 20 123 4567", Provider: billing.ProviderTelecel, Name: "Kofi Boateng",
@@ -96,7 +96,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := tracker.Track(billing.KindSend, payout); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "paid out 20.00 GHS, reference", describe(payout, run))
+	fmt.Fprintln(out, "paid out", billing.Money{Amount: 2000, Currency: "GHS"}, "reference", describe(payout, run))
 
 	// The callbacks of the first two arrive within moments.
 	for _, w := range []struct {
@@ -142,8 +142,8 @@ func report(out io.Writer, o *billing.Outcome, run int64) {
 	case o.IsPending():
 		verdict = "still pending: ask again later"
 	}
-	fmt.Fprintf(out, "%s %s: %s by %s, code %s, %s GHS: %s\n", o.Kind, describe(o.ClientReference, run), o.State, o.Source,
-		o.Code, billing.DecimalAmount(o.Amount), verdict)
+	fmt.Fprintf(out, "%s %s: %s by %s, code %s, %s: %s\n", o.Kind, describe(o.ClientReference, run), o.State, o.Source,
+		o.Code, billing.Money{Amount: o.Amount, Currency: "GHS"}, verdict)
 }
 
 // describe shortens a reference for printing: the run's timestamp is left out.
