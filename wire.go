@@ -67,8 +67,9 @@ const (
 const maxAmountLiteral = 64
 
 var (
-	errAmountAbsent = errors.New("billing: amount absent")
-	errAmountRange  = errors.New("out of range")
+	errAmountAbsent   = errors.New("billing: amount absent")
+	errAmountRange    = errors.New("out of range")
+	errAmountNotExact = errors.New("finer than a minor unit")
 )
 
 // wireAmount is an amount field as either wire writes it: 2500, 0.8, 0.010, "12.50",
@@ -99,7 +100,7 @@ func readAmount(b []byte) wireAmount {
 	case s[0] == '"':
 		var text string
 		if err := json.Unmarshal(b, &text); err != nil {
-			return invalidAmount(s, err)
+			return invalidAmount(s, errDecimalSyntax)
 		}
 		text = strings.TrimSpace(text)
 		if text == "" {
@@ -114,8 +115,10 @@ func readAmount(b []byte) wireAmount {
 		return invalidAmount(s, errDecimalSyntax)
 	case !strings.ContainsAny(s, ".eE"):
 		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
 			return invalidAmount(s, errAmountRange)
+		} else if err != nil {
+			return invalidAmount(s, errDecimalSyntax)
 		}
 		return wireAmount{form: amountInteger, value: v}
 	}
@@ -130,35 +133,52 @@ func invalidAmount(literal string, err error) wireAmount {
 	return wireAmount{form: amountInvalid, err: fmt.Errorf("billing: amount %s: %w", literal, err)}
 }
 
-// majorToMinor converts a decimal in major units, such as "0.010" or "1.5e1", to minor
-// units exactly. An exponent is applied by moving the decimal point in the text, so the
-// one parser of two-decimal amounts, ParseDecimalAmount, decides the rest.
+// majorToMinor converts a decimal in major units, such as "0.010", "-12.50" or "1.5e1",
+// to minor units exactly. It brings the text to the plain form "W.FF" (the exponent
+// applied by moving the point, zeros that change nothing dropped) and leaves the rest to
+// the one parser of two-decimal amounts, ParseDecimalAmount.
 func majorToMinor(s string) (int64, error) {
-	mantissa, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
-	if !hasExp {
-		v, err := ParseDecimalAmount(s)
-		return int64(v), err
-	}
-	shift, err := strconv.Atoi(exp)
-	if err != nil {
-		return 0, errDecimalSyntax
-	}
 	sign := ""
-	if strings.HasPrefix(mantissa, "-") {
-		sign, mantissa = "-", mantissa[1:]
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
 	}
-	whole, frac, _ := strings.Cut(mantissa, ".")
-	if whole == "" || !allDigits(whole) || !allDigits(frac) {
+	mantissa, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mantissa, exp = s[:i], s[i+1:]
+		if exp == "" {
+			return 0, errDecimalSyntax
+		}
+	}
+	whole, frac, hasDot := strings.Cut(mantissa, ".")
+	if whole == "" || !allDigits(whole) || !allDigits(frac) || (hasDot && frac == "") {
 		return 0, errDecimalSyntax
 	}
-	digits := strings.TrimLeft(whole+frac, "0")
+	shift := 0
+	if exp != "" {
+		var err error
+		if shift, err = strconv.Atoi(exp); err != nil && !errors.Is(err, strconv.ErrRange) {
+			return 0, errDecimalSyntax
+		}
+	}
+	all := whole + frac
+	digits := strings.TrimLeft(all, "0")
 	if digits == "" {
 		return 0, nil
 	}
-	// Where the point falls, counted from the first significant digit; beyond the
-	// range of int64 in minor units either way, the value cannot be held.
-	point := len(whole) - (len(whole+frac) - len(digits)) + shift
-	if point > 19 || point < -2 {
+	// point is where the decimal point falls in digits, which starts at the first
+	// significant digit; trailing zeros do not move it.
+	switch {
+	case shift > 40:
+		return 0, errAmountRange
+	case shift < -40:
+		return 0, errAmountNotExact
+	}
+	point := len(whole) - (len(all) - len(digits)) + shift
+	digits = strings.TrimRight(digits, "0")
+	switch {
+	case len(digits)-point > 2:
+		return 0, errAmountNotExact
+	case point > 19:
 		return 0, errAmountRange
 	}
 	var text string
@@ -171,7 +191,10 @@ func majorToMinor(s string) (int64, error) {
 		text = digits[:point] + "." + digits[point:]
 	}
 	v, err := ParseDecimalAmount(sign + text)
-	return int64(v), err
+	if err != nil {
+		return 0, errAmountRange // the text is well formed and exact: only its size is left
+	}
+	return int64(v), nil
 }
 
 // minor returns the amount in minor units, reading a plain integer in unit u (see

@@ -179,6 +179,7 @@ func TestWireAmountLiterals(t *testing.T) {
 		{`"12 .50"`, bad, bad},
 		{`"1 000"`, bad, bad},
 		{`"1,000.00"`, bad, bad},
+		{`"007.50"`, 750, 750},
 		// Negative amounts are read as written; what they mean is the caller's to judge.
 		{`-5`, -5, -500},
 		{`-0.5`, -50, -50},
@@ -195,6 +196,8 @@ func TestWireAmountLiterals(t *testing.T) {
 		{`1e17`, bad, bad},
 		{`1e400`, bad, bad},
 		{`1e-400`, bad, bad},
+		{`1e99999999999999999999`, bad, bad},
+		{`1e-99999999999999999999`, bad, bad},
 		// More decimals than minor units hold: exact when the extra digits are zeros.
 		{`12.5000`, 1250, 1250},
 		{`"1.000000"`, 100, 100},
@@ -235,6 +238,23 @@ func TestWireAmountLiterals(t *testing.T) {
 			if assert.NoError(t, err, "%s in unit %d", tc.literal, unit) {
 				assert.Equal(t, want, got, "%s in unit %d", tc.literal, unit)
 			}
+		}
+	}
+}
+
+// The error of an unreadable amount says why, naming the literal.
+func TestWireAmountErrorsSayWhy(t *testing.T) {
+	for literal, why := range map[string]error{
+		`0.001`: errAmountNotExact, `1e-3`: errAmountNotExact, `"0.125"`: errAmountNotExact,
+		`9223372036854775808`: errAmountRange, `1e17`: errAmountRange, `1e400`: errAmountRange,
+		`"abc"`: errDecimalSyntax, `true`: errDecimalSyntax, `"1e"`: errDecimalSyntax,
+	} {
+		var a wireAmount
+		require.NoError(t, json.Unmarshal([]byte(literal), &a))
+		_, err := a.minor(minorUnits)
+		assert.ErrorIs(t, err, why, literal)
+		if err != nil {
+			assert.Contains(t, err.Error(), literal)
 		}
 	}
 }
@@ -476,7 +496,7 @@ func FuzzWireAmount(f *testing.F) {
 	}
 	for _, seed := range []string{
 		`0.010`, `1e2`, `-2.5E-1`, `"12.50"`, `" 7 "`, `null`, `""`, `true`, `{}`, `9223372036854775807`,
-		`92233720368547757.99`, `1e-400`, `0e999`, `"\u0031.5"`,
+		`92233720368547757.99`, `9227000000000000000`, `1e-400`, `0e999`, `"\u0031.5"`,
 	} {
 		f.Add(seed)
 	}
@@ -551,7 +571,7 @@ func checkAgainstRationals(t *testing.T, literal string, a wireAmount) {
 	integer := !quoted && m[2] == "" && m[3] == ""
 	if integer {
 		want, err := strconv.ParseInt(text, 10, 64)
-		if got, gotErr := a.minor(minorUnits); (err == nil) != (gotErr == nil) || got != want {
+		if got, gotErr := a.minor(minorUnits); (err == nil) != (gotErr == nil) || (err == nil && got != want) {
 			t.Fatalf("%q: integer read as %d (%v), exactly %d (%v)", literal, got, gotErr, want, err)
 		}
 	}
