@@ -31,8 +31,10 @@ import (
 // lower-camel object on both, with amount 2500 (minor units) on the spec's wire and 0.1
 // (cedis) on the provider's. The spec refuses decimals on minor-unit objects, so one
 // amount written with a fraction shows the whole object is in major units: objectUnit
-// applies that to its siblings, so amount 1 beside charges 0.02 is 1.00. An object of
-// whole numbers only is read as the spec says.
+// applies that to its siblings, so amount 1 beside charges 0.02 is 1.00. A body that
+// marks the provider's wire decides too: a send status check whose code is the word
+// "success" (ResponseCode.isSuccessWord; the spec's says 0000) is in cedis throughout.
+// Otherwise an object of whole numbers only is read as the spec says.
 type amountUnit uint8
 
 const (
