@@ -29,14 +29,21 @@ const (
 )
 
 // IsFailure reports whether the code means the operation failed. Success, acceptance and
-// mandate acknowledgement are not failures; an absent code is not a failure either.
+// mandate acknowledgement are not failures; an absent code is not a failure either, nor
+// is the word "success" with which some status checks say the request was answered.
 func (c ResponseCode) IsFailure() bool {
 	switch c {
 	case "", CodeSuccess, CodeAccepted, CodePreapprovalOK:
 		return false
 	}
-	return true
+	return !c.isSuccessWord()
 }
+
+// isSuccessWord reports whether the code is the word "success" (any casing). The
+// provider's send and send-to-bank status checks answer it for a failed transfer as for
+// a successful one: the request succeeded, and transactionStatus tells the transfer's
+// state. It is therefore never CodeSuccess.
+func (c ResponseCode) isSuccessWord() bool { return strings.EqualFold(string(c), "success") }
 
 // Sentinel errors for the decisions a caller usually makes. Test with errors.Is; the
 // concrete error is an *APIError (or, for ErrOutcomeUnknown, an *OutcomeUnknownError).
