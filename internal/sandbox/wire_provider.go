@@ -24,8 +24,8 @@ var providerShapes = shapes{
 		return flowBody(familyCamel, CodePreapprovalOK, "the mandate was cancelled", true)
 	},
 	receiveStatus:       func(r *receipt) any { return providerCollectionStatus(r.movement) },
-	sendStatus:          providerPayoutStatus,
-	bankStatus:          providerPayoutStatus,
+	sendStatus:          providerSendStatus,
+	bankStatus:          providerBankStatus,
 	chargeStatus:        func(c *charge) any { return providerCollectionStatus(c.movement) },
 	mandateStatus:       providerMandateStatus,
 	transactionCallback: providerTransactionCallback,
@@ -74,21 +74,24 @@ func providerCollectionStatus(m *movement) any {
 	return flowBody(familyCamel, code, "Successful", data)
 }
 
-// providerPayoutStatus answers the send and send-to-bank status checks:
-// ResponseCode "success" whenever the payout is found, its state in
-// transactionStatus (success, failed or pending), amounts in cedis, CreatedAt
-// as YYYY-MM-DD HH:MM:SS. A transfer to a bank also carries its Description,
-// and, when it failed, fees and customerNumber in lower case, as the
-// provider's documents show them; the reader must take either.
-func providerPayoutStatus(p *payout) any {
-	m := p.movement
-	data := payoutStatusOf(p, cedis, providerFee(m))
-	if m.Kind == string(kindBankTransfer) {
-		data.Description = &p.Description
-		if m.State == StateFailed {
-			data = data.lowerFees()
-			data.CustomerNumber, data.LowerCustomerNumber = nil, data.CustomerNumber
-		}
+// providerSendStatus answers the send status check: ResponseCode "success"
+// whenever the payout is found, its state in transactionStatus (success,
+// failed or pending), amounts in cedis, CreatedAt as YYYY-MM-DD HH:MM:SS.
+func providerSendStatus(p *payout) any {
+	data := payoutStatusOf(p, cedis, cedisMilli)
+	return payoutStatusBody{ResponseCode: "success", Data: &data}
+}
+
+// providerBankStatus answers the send-to-bank status check as the send's,
+// with the transfer's Description and, when it failed, fees and
+// customerNumber in lower case, as the provider's documents show them: a
+// reader must take either casing.
+func providerBankStatus(p *payout) any {
+	data := payoutStatusOf(p, cedis, cedis)
+	data.Description = &p.Description
+	if p.movement.State == StateFailed {
+		data = data.lowerFees()
+		data.CustomerNumber, data.LowerCustomerNumber = nil, data.CustomerNumber
 	}
 	return payoutStatusBody{ResponseCode: "success", Data: &data}
 }

@@ -378,3 +378,21 @@ func TestWireIsChosenByName(t *testing.T) {
 	}
 	assert.True(t, slices.Equal(WireNames()[:1], []string{string(WireSpec)}), "the default first")
 }
+
+// The payout status checks answer "success" for every payout they find, on
+// the provider's wire: pending and failed ones too.
+func TestProviderPayoutStatusSaysSuccessWhateverTheState(t *testing.T) {
+	s := newProviderServer(t, Config{ResolveAfter: time.Minute})
+	serve(t, s, http.MethodPost, "/v1/payments/send", basicHeader, sendBody("233201230001", "sndwrong", "http://127.0.0.1:1/cb", "5000"))
+	status := func() (string, string) {
+		body := object(t, serve(t, s, http.MethodGet, "/v1/payments/sndwrong", basicHeader, nil).Body.Bytes())
+		return string(body["ResponseCode"]), string(object(t, body["Data"])["transactionStatus"])
+	}
+	code, state := status()
+	assert.Equal(t, []string{`"success"`, `"pending"`}, []string{code, state})
+	s.Advance(time.Minute)
+	code, state = status()
+	assert.Equal(t, []string{`"success"`, `"failed"`}, []string{code, state})
+	data := object(t, object(t, serve(t, s, http.MethodGet, "/v1/payments/sndwrong", basicHeader, nil).Body.Bytes())["Data"])
+	assert.Equal(t, "null", string(data["networkTransactionId"]), "no network reference on a failed payout, as on the provider's failed transfer")
+}
