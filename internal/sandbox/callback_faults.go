@@ -45,8 +45,9 @@ type CallbackFault struct {
 	Kind CallbackFaultKind
 	// Reference picks the callbacks of one operation: the client reference of a
 	// transaction or payout callback, the clientReferenceId of a mandate
-	// callback, the payment reference of a checkout webhook, the subscription
-	// id of a trial webhook. Empty matches every callback.
+	// callback, the payment reference of a checkout webhook (the ClientReference
+	// of the provider's), the subscription id of a trial webhook. Empty matches
+	// every callback.
 	Reference string
 	// Nth counts the matching callbacks from the injection on: 1 (or 0) is the
 	// next one.
