@@ -3,7 +3,6 @@ package billingtest
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,16 +18,8 @@ import (
 // the status, the X-Request-Id and the body with its JSON kept raw.
 func rawCall(t *testing.T, s *Server, method, path, body string) (int, string, map[string]json.RawMessage) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
-	require.NoError(t, err)
-	req.SetBasicAuth(s.ClientID, s.ClientSecret)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, resp.Header.Get("X-Request-Id"), rawObject(t, raw)
+	status, header, raw := send(t, s, method, path, body)
+	return status, header.Get("X-Request-Id"), rawObject(t, raw)
 }
 
 func rawObject(t *testing.T, raw []byte) map[string]json.RawMessage {
