@@ -286,7 +286,9 @@ func (s *memoryStore) keepBodyLocked(c Callback) {
 	for _, b := range s.bodies[c.Key] {
 		if bytes.Equal(b.cb.Body, c.Body) {
 			b.cb.Deliveries++
-			b.cb.LastAt = c.At
+			if c.At.After(b.cb.LastAt) {
+				b.cb.LastAt = c.At
+			}
 			return
 		}
 	}
