@@ -25,9 +25,9 @@ import (
 type Store interface {
 	// Track records a movement as started, before its request is sent, so that a crash
 	// after sending can never forget it. It is idempotent: tracking a movement already
-	// known (by its key) changes nothing and returns the movement as stored, with
-	// created false. A movement whose callback came first (see Settle) becomes tracked
-	// with the outcome it already has.
+	// tracked (by its key) changes nothing and returns the movement as stored, with
+	// created false. created is true when this call tracked it, including a movement
+	// whose callback came first (see Settle): it keeps the outcome it already has.
 	Track(ctx context.Context, m Movement) (stored Movement, created bool, err error)
 
 	// Get returns what the store knows of key: the movement if it was tracked and its
@@ -57,8 +57,8 @@ type Store interface {
 	// next delivery is handled. ErrLeaseLost when owner no longer holds it.
 	FinishCallback(ctx context.Context, dedupeKey, owner string, handled bool, now time.Time) error
 
-	// Callbacks returns the callbacks kept for key, first received first: the audit of
-	// what was delivered for a movement.
+	// Callbacks returns the callbacks kept for key, first received first, at most
+	// MaxClaim of them: the audit of what was delivered for a movement.
 	Callbacks(ctx context.Context, key MovementKey) ([]Callback, error)
 
 	// ClaimDue claims up to limit tracked movements still unsettled whose next check is
@@ -102,8 +102,8 @@ type Store interface {
 	Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error)
 
 	// Purge forgets settlements made before before, once reported (or never tracked),
-	// with their movements and callbacks, and finished callback records older than
-	// before. Unsettled and unreported movements are kept. It returns how many
+	// with their movements and callbacks, and callback dedupe records finished, or
+	// whose lease ended, before before. Unsettled and unreported movements are kept. It returns how many
 	// movements it forgot. A Tracker calls it with now minus Retention.
 	Purge(ctx context.Context, before time.Time) (int, error)
 }
@@ -118,8 +118,8 @@ var ErrLeaseLost = errors.New("billing: store lease lost")
 // recorded: do not send the movement; retry later.
 var ErrStoreFull = errors.New("billing: store full")
 
-// MaxClaim is the most a single ClaimDue or ClaimUnreported returns, whatever limit is
-// asked, so that one claim bounds its memory.
+// MaxClaim is the most a single ClaimDue, ClaimUnreported or Callbacks returns,
+// whatever limit is asked, so that one call bounds its memory.
 const MaxClaim = 1000
 
 // MovementKey names a movement the way both its request and its callbacks can: a
@@ -176,7 +176,7 @@ type Movement struct {
 	LeaseUntil time.Time
 }
 
-// Key returns the movement's key.
+// Key returns the movement's key; the zero key for an unknown kind.
 func (m Movement) Key() MovementKey {
 	k, _ := KeyOf(m.Kind, m.ClientReference)
 	return k

@@ -345,8 +345,10 @@ func (s *memoryStore) Callbacks(_ context.Context, key MovementKey) ([]Callback,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Callback, 0, len(s.bodies[key]))
-	for _, b := range s.bodies[key] {
+	kept := s.bodies[key]
+	kept = kept[:min(len(kept), MaxClaim)]
+	out := make([]Callback, 0, len(kept))
+	for _, b := range kept {
 		c := b.cb
 		c.Body = bytes.Clone(c.Body)
 		out = append(out, c)
@@ -547,6 +549,11 @@ func (s *memoryStore) Purge(_ context.Context, before time.Time) (int, error) {
 			break
 		}
 		s.dropDedupeLocked(d)
+	}
+	for _, d := range s.dedupe { // handlers that died mid-flight
+		if !d.done && d.until.Before(before) {
+			s.dropDedupeLocked(d)
+		}
 	}
 	// Bodies delivered for references nobody tracks or settles.
 	for el := s.bodyOrder.Front(); el != nil; {

@@ -534,7 +534,8 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) 
 		SELECT count(*) FROM gone`, before).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pgstore: purging movements: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM billing_callback_dedupe WHERE done AND at < $1`, before); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM billing_callback_dedupe
+		WHERE CASE WHEN done THEN at < $1 ELSE lease_until < $1 END`, before); err != nil {
 		return 0, fmt.Errorf("pgstore: purging callback records: %w", err)
 	}
 	// Bodies delivered for references nobody tracks or settles.
