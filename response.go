@@ -26,6 +26,7 @@ type response struct {
 	done   bool
 	status int
 	body   []byte // kept for an *APIError
+	header http.Header
 }
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -34,7 +35,7 @@ var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // (through a size limit) and its envelope header decoded for the error.
 func (r *response) read(resp *http.Response, out decodeTarget) error {
 	defer resp.Body.Close()
-	r.done, r.status, r.body = true, resp.StatusCode, nil
+	r.done, r.status, r.body, r.header = true, resp.StatusCode, nil, resp.Header
 	out.reset()
 
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
