@@ -7,6 +7,8 @@ replace github.com/billingsdk/billing-go => ../
 require (
 	github.com/billingsdk/billing-go v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.41.0
+	go.opentelemetry.io/otel/exporters/stdout/stdoutmetric v1.41.0
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.41.0
 	go.opentelemetry.io/otel/metric v1.41.0
 	go.opentelemetry.io/otel/sdk v1.41.0
 	go.opentelemetry.io/otel/sdk/metric v1.41.0
