@@ -481,7 +481,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 
 	start := time.Now()
 	resp, err := c.http.Do(req)
-	if resp != nil && !res.done {
+	if resp != nil && res.from != resp {
 		if err == nil {
 			// The retries ran out on a retryable status: the last answer is the result.
 			err = res.read(resp, out)

@@ -163,3 +163,22 @@ func TestResponseMetaIsLeftAloneByACallRefusedBeforeSending(t *testing.T) {
 	assert.Zero(t, srv.hits.Load())
 	assert.Equal(t, ctx(), WithResponseMeta(ctx(), nil), "a nil ResponseMeta asks for nothing")
 }
+
+// A read whose first answer is unreadable and whose retries then run out on 503s must
+// report the 503, the last answer, not succeed with the empty value of the first.
+func TestAReadWhoseRetriesRunOutReportsTheLastAnswer(t *testing.T) {
+	srv := newScriptedServer(t,
+		withRequestID("req_1", jsonAnswer(200, `{"success":true,"data":{"id":"cust_1","email":`)),
+		withRequestID("req_last", jsonAnswer(503, serverFailure)),
+	)
+	c, _ := newTestClient(t, srv.URL)
+
+	var meta ResponseMeta
+	cust, err := c.Customers.Get(WithResponseMeta(ctx(), &meta), "cust_1")
+	assert.Nil(t, cust)
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
+	assert.Equal(t, "req_last", apiErr.RequestID)
+	assert.Equal(t, ResponseMeta{RequestID: "req_last", StatusCode: 503, Header: meta.Header, Attempts: 4}, meta)
+}
