@@ -45,3 +45,22 @@ func BenchmarkCustomersGetObserved(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUnobservedCallHooks is what the pipeline spends on observing a call that
+// asks for nothing: a context lookup and two nil checks.
+func BenchmarkUnobservedCallHooks(b *testing.B) {
+	c, err := NewClient(WithBaseURL("https://api.example.com"), WithSecretKey("sk"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := newOp(http.MethodGet, "/v1/customers/cust_1")
+	st := &attemptState{attempts: 1}
+	res := &response{done: true, status: 200}
+	h := &envelopeHeader{}
+	ctx := context.WithValue(context.WithValue(context.Background(), spanKey{}, 1), attemptKey{}, st)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, call := c.startCall(ctx, o)
+		call.finish(st, res, h, nil)
+	}
+}
