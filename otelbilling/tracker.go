@@ -75,7 +75,8 @@ func NewTrackerMetrics(opts ...Option) (*TrackerMetrics, error) {
 	return m, nil
 }
 
-// Watch adds t's pending movements to the gauges.
+// Watch adds t's pending movements to the gauges. Watch each Tracker once: a Tracker
+// watched twice is counted twice.
 func (m *TrackerMetrics) Watch(t *billing.Tracker) error {
 	if t == nil {
 		return errors.New("otelbilling: Watch needs a Tracker")
