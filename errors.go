@@ -115,6 +115,11 @@ type APIError struct {
 	Body []byte
 	// Method and Path identify the request that failed.
 	Method, Path string
+	// RequestID is the service's id of the request (the X-Request-Id response header),
+	// to quote to support; empty when the service sent none.
+	RequestID string
+	// Header is the header of the response, as received.
+	Header http.Header
 
 	ipRestricted bool // the endpoint enforces the IP allowlist, so 403 means ErrIPNotAllowed
 }
@@ -131,6 +136,9 @@ func (e *APIError) Error() string {
 		// no approved mandate"), and error strings end up in logs: mask digit runs as
 		// the logs do. Message and Body keep the text as sent.
 		b.WriteString(maskNumbers(e.Message))
+	}
+	if e.RequestID != "" {
+		b.WriteString(" (request id " + e.RequestID + ")")
 	}
 	return b.String()
 }
@@ -158,12 +166,19 @@ type OutcomeUnknownError struct {
 	Method, Path string
 	// Err is the underlying cause: a transport error or an *APIError (5xx, code 0005).
 	Err error
+	// RequestID is the service's id of the request when a response was seen (a 5xx, a
+	// code 0005, a body cut short), to quote to support; empty otherwise.
+	RequestID string
 }
 
 func (e *OutcomeUnknownError) Error() string {
 	ref := ""
 	if e.ClientReference != "" {
 		ref = " (client reference " + e.ClientReference + ")"
+	}
+	var apiErr *APIError
+	if e.RequestID != "" && !(errors.As(e.Err, &apiErr) && apiErr.RequestID == e.RequestID) {
+		ref += " (request id " + e.RequestID + ")" // an *APIError cause names it already
 	}
 	return fmt.Sprintf("billing: %s %s: outcome unknown%s, resolve it by status check: %v", e.Method, e.Path, ref, e.Err)
 }

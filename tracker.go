@@ -152,6 +152,9 @@ type TrackerOptions struct {
 	// Logger receives the Tracker's logs: contradictory callbacks and failing status
 	// checks. Nil is silent.
 	Logger *slog.Logger
+	// Observer is told of callbacks received, status checks asked and outcomes settled,
+	// for metrics; nil tells no one.
+	Observer TrackerObserver
 }
 
 func (o TrackerOptions) withDefaults() TrackerOptions {
@@ -193,6 +196,7 @@ type Tracker struct {
 	mu      sync.Mutex
 	entries map[trackKey]*tracked
 	idle    *list.List // of *tracked nobody awaits, longest idle first
+	pending pendingMovements
 }
 
 // trackKey names a movement as its callbacks do: the shape of the callback and the
@@ -290,6 +294,7 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 			return stillPending()
 		}
 		o, err := statusOutcome(ctx, t.client, kind, clientReference)
+		t.observeStatusCheck(ctx, kind, clientReference, o, err)
 		switch {
 		case err == nil && o.IsFinal():
 			o.At = t.opts.Clock.Now()
@@ -374,6 +379,7 @@ func (t *Tracker) Deliver(ev Event) {
 	default:
 		return
 	}
+	t.observeCallback(context.Background(), ev) // Deliver has no context of its own
 	state := ev.State()
 	if state != EventSucceeded && state != EventFailed {
 		return
@@ -439,6 +445,7 @@ func (t *Tracker) entryLocked(key trackKey) *tracked {
 	if e == nil {
 		e = &tracked{key: key, started: t.opts.Clock.Now(), done: make(chan struct{})}
 		t.entries[key] = e
+		t.pendingStartedLocked(e)
 		t.idleLocked(e)
 	}
 	return e
@@ -464,18 +471,25 @@ func (t *Tracker) evictLocked() {
 		t.idle.Remove(front)
 		e.idleEl = nil
 		delete(t.entries, e.key)
+		if e.outcome == nil {
+			t.pendingEndedLocked()
+		}
 	}
 }
 
 // resolve records a final outcome for key under the rules of precedence: the first final
 // state stands, except that a success replaces a failure; nothing replaces a success.
 func (t *Tracker) resolve(key trackKey, o *Outcome) {
+	var settled *Outcome
+	defer func() { t.observeSettled(context.Background(), settled) }() // after the unlock
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entryLocked(key)
 	switch {
 	case e.outcome == nil:
 		e.outcome = o
+		settled = t.forObserver(o)
+		t.pendingEndedLocked()
 		close(e.done)
 	case e.outcome.Succeeded():
 		if o.Failed() {
@@ -486,6 +500,7 @@ func (t *Tracker) resolve(key trackKey, o *Outcome) {
 		t.opts.Logger.Warn("billing: a success reported after a failure replaces it",
 			slog.String("clientReference", key.reference), slog.String("source", string(o.Source)))
 		e.outcome = o
+		settled = t.forObserver(o)
 	}
 	if e.waiters == 0 {
 		t.idleLocked(e)
