@@ -292,8 +292,8 @@ func validateSettle(key MovementKey, o Outcome, body []byte) error {
 		return invalid("outcome.clientReference", "must be the key's client reference")
 	case !o.IsFinal():
 		return invalid("outcome.state", "must be final: succeeded or failed")
-	case o.Source != SourceCallback && o.Source != SourceStatusCheck:
-		return invalid("outcome.source", "must be callback or status_check")
+	case o.Source != SourceCallback && o.Source != SourceStatusCheck && o.Source != SourceRequest:
+		return invalid("outcome.source", "must be callback, status_check or request")
 	case o.At.IsZero():
 		return invalid("outcome.at", "is required")
 	case len(body) > MaxEventBytes:

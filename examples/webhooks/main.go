@@ -82,7 +82,7 @@ func run(ctx context.Context, out io.Writer) error {
 		}); err != nil {
 			return fmt.Errorf("receive %s: %w", ref, err)
 		}
-		if err := tracker.Track(billing.KindReceive, ref); err != nil {
+		if err := tracker.Track(ctx, billing.KindReceive, ref); err != nil {
 			return err
 		}
 		fmt.Fprintln(out, "asked for", billing.Money{Amount: 5000, Currency: "GHS"}, "reference", describe(ref, run))
@@ -93,7 +93,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}); err != nil {
 		return fmt.Errorf("send %s: %w", payout, err)
 	}
-	if err := tracker.Track(billing.KindSend, payout); err != nil {
+	if err := tracker.Track(ctx, billing.KindSend, payout); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "paid out", billing.Money{Amount: 2000, Currency: "GHS"}, "reference", describe(payout, run))
