@@ -38,7 +38,7 @@ func TestSoak(t *testing.T) {
 // The child process of TestKilledInstanceIsResumed: an instance that tracks (and, for
 // "sent", sends) a payout, says so on stdout, and waits to be killed.
 const (
-	childEnv       = "PGSTORE_TEST_CHILD"       // "tracked" or "sent"
+	childEnv       = "PGSTORE_TEST_CHILD"        // "tracked" or "sent"
 	childSchemaEnv = "PGSTORE_TEST_CHILD_SCHEMA" // the schema of the parent's store
 	childURLEnv    = "PGSTORE_TEST_SANDBOX_URL"
 	childTimeEnv   = "PGSTORE_TEST_SANDBOX_TIME"
@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 // frozenClock is the child's clock: the sandbox's time when the parent started it.
 type frozenClock struct{ now time.Time }
 
-func (c frozenClock) Now() time.Time                       { return c.now }
+func (c frozenClock) Now() time.Time                     { return c.now }
 func (frozenClock) After(time.Duration) <-chan time.Time { return make(chan time.Time) }
 
 func runChild(mode string) error {
