@@ -272,7 +272,7 @@ func moneyCellUnderRequestFault(t *testing.T, call moneyCall, fails bool, rf req
 	}
 	const ref = "matrix1"
 	if call.kind != "" {
-		require.NoError(t, m.tracker.Track(call.kind, ref))
+		require.NoError(t, m.tracker.Track(context.Background(), call.kind, ref))
 	}
 	client := m.client
 	if rf.timeout > 0 {
@@ -376,7 +376,7 @@ func TestFaultMatrixCallbacks(t *testing.T) {
 						m.srv.InjectCallbackFault(f)
 						wantFired = 1
 					}
-					require.NoError(t, m.tracker.Track(call.kind, ref))
+					require.NoError(t, m.tracker.Track(context.Background(), call.kind, ref))
 					require.NoError(t, call.run(context.Background(), m.client, m, ref, fails))
 
 					// The merchant awaits while time passes: the callbacks, the five
@@ -449,7 +449,7 @@ func TestFaultMatrixStatusChecks(t *testing.T) {
 					}
 					const ref = "stmatrix1"
 					m.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: ref})
-					require.NoError(t, m.tracker.Track(call.kind, ref))
+					require.NoError(t, m.tracker.Track(context.Background(), call.kind, ref))
 					require.NoError(t, call.run(context.Background(), m.client, m, ref, fails))
 					f := rf.fault
 					f.Route = statusRoutes[call.kind]

@@ -189,7 +189,7 @@ func secretFlows(t *testing.T, srv *billingtest.Server, logger *slog.Logger) []s
 		ref  string
 	}{{billing.KindReceive, "secretsRcv1"}, {billing.KindReceive, "secretsRcv2"}, {billing.KindSend, "secretsSnd1"},
 		{billing.KindBankTransfer, "secretsBnk1"}, {billing.KindBankTransfer, "secretsBnk2"}, {billing.KindMandate, "secretsMnd1"}} {
-		require.NoError(t, tracker.Track(kr.kind, kr.ref))
+		require.NoError(t, tracker.Track(context.Background(), kr.kind, kr.ref))
 	}
 	srv.Advance(0) // everything due resolves and calls back
 	for _, kr := range []struct {

@@ -229,7 +229,7 @@ func (s *soak) move(rng *rand.Rand, ref string) {
 		s.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: kind, Reference: ref, Delay: time.Duration(1+rng.IntN(10)) * time.Minute})
 	}
 	if m.kind != "" {
-		if err := s.tracker.Track(m.kind, ref); err != nil {
+		if err := s.tracker.Track(context.Background(), m.kind, ref); err != nil {
 			s.t.Errorf("Track %s: %v", ref, err)
 			return
 		}

@@ -96,6 +96,10 @@ type Store interface {
 	// holds it.
 	RetryReport(ctx context.Context, id, owner string, at time.Time) error
 
+	// Pending counts the tracked movements without a final outcome and returns when the
+	// oldest of them started (the zero time when there is none), for gauges.
+	Pending(ctx context.Context) (count int, oldestStart time.Time, err error)
+
 	// Reconcile reports the tracked movements started in [from, to): those still
 	// unsettled past their callback deadline at now, those whose callback and status
 	// check disagreed, and those settled by a status check with no callback.
@@ -292,8 +296,8 @@ func validateSettle(key MovementKey, o Outcome, body []byte) error {
 		return invalid("outcome.clientReference", "must be the key's client reference")
 	case !o.IsFinal():
 		return invalid("outcome.state", "must be final: succeeded or failed")
-	case o.Source != SourceCallback && o.Source != SourceStatusCheck:
-		return invalid("outcome.source", "must be callback or status_check")
+	case o.Source != SourceCallback && o.Source != SourceStatusCheck && o.Source != SourceRequest:
+		return invalid("outcome.source", "must be callback, status_check or request")
 	case o.At.IsZero():
 		return invalid("outcome.at", "is required")
 	case len(body) > MaxEventBytes:

@@ -493,6 +493,18 @@ func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.T
 	return nil
 }
 
+func (s *memoryStore) Pending(context.Context) (int, time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var oldest time.Time
+	for _, e := range s.due.items {
+		if oldest.IsZero() || e.m.StartedAt.Before(oldest) {
+			oldest = e.m.StartedAt
+		}
+	}
+	return len(s.due.items), oldest, nil
+}
+
 func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Reconciliation, error) {
 	if !from.Before(to) {
 		return Reconciliation{}, invalid("to", "must be after from")

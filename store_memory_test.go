@@ -96,3 +96,7 @@ func BenchmarkMemoryStore100kPending(b *testing.B) {
 	b.ReportMetric(float64(live)/n, "heap-bytes/movement")
 	b.ReportMetric(float64(live)/(1<<20), "heap-MiB/100k")
 }
+
+func TestTrackerInstancesOnTheMemoryStore(t *testing.T) {
+	storetest.RunTracker(t, func(*testing.T) billing.Store { return billing.NewMemoryStore(0) })
+}

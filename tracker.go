@@ -1,8 +1,9 @@
 package billing
 
 import (
-	"container/list"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,10 +56,17 @@ const (
 	SourceCallback OutcomeSource = "callback"
 	// SourceStatusCheck: the status check, after no callback came in time.
 	SourceStatusCheck OutcomeSource = "status_check"
+	// SourceRequest: the movement's own request was refused outright (an *APIError
+	// that is not ErrOutcomeUnknown, or invalid input), so nothing moved. Only the
+	// Tracker's Send, Receive, SendToBank, Charge and CreateMandate settle this way.
+	SourceRequest OutcomeSource = "request"
 )
 
 // Outcome is what a Tracker knows of a money movement.
 type Outcome struct {
+	// ID names a final outcome, the same on every instance and in every report of it
+	// (the store's Settlement.ID): dedupe OnOutcome on it. Empty while pending.
+	ID              string
 	Kind            Kind
 	ClientReference string
 	// State is EventSucceeded or EventFailed once final, EventPending otherwise.
@@ -121,37 +129,72 @@ func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 
 // Defaults of TrackerOptions.
 const (
-	DefaultCallbackWait    = 5 * time.Minute
-	DefaultPollInterval    = 15 * time.Second
-	DefaultMaxPollInterval = 2 * time.Minute
-	DefaultGiveUpAfter     = time.Hour
-	DefaultRetention       = time.Hour
-	DefaultMaxTracked      = 100_000
+	DefaultCallbackWait      = 5 * time.Minute
+	DefaultPollInterval      = 15 * time.Second
+	DefaultMaxPollInterval   = 2 * time.Minute
+	DefaultGiveUpAfter       = time.Hour
+	DefaultRetention         = time.Hour
+	DefaultMaxTracked        = 100_000
+	DefaultLease             = time.Minute
+	DefaultStorePollInterval = time.Second
+	DefaultRunInterval       = time.Second
+	DefaultRunConcurrency    = 8
 )
 
 // TrackerOptions configures a Tracker. Zero fields take the defaults.
 type TrackerOptions struct {
-	// CallbackWait is how long to wait for the callback, from the first Await of a
-	// reference, before asking the status check (SPEC: 5 minutes).
+	// CallbackWait is how long to wait for the callback, from Track (or else the first
+	// Await of a reference), before asking the status check (SPEC: 5 minutes).
 	CallbackWait time.Duration
 	// PollInterval is the first pause between status checks that say pending; each
-	// pause doubles, up to MaxPollInterval.
+	// pause doubles, up to MaxPollInterval. Run retries a failing OnOutcome on the same
+	// schedule.
 	PollInterval    time.Duration
 	MaxPollInterval time.Duration
-	// GiveUpAfter bounds the polling: after CallbackWait plus GiveUpAfter, Await returns
-	// the pending outcome with ErrStillPending.
+	// GiveUpAfter bounds an Await's polling: after CallbackWait plus GiveUpAfter, Await
+	// returns the pending outcome with ErrStillPending. Run never gives up: it keeps
+	// asking every MaxPollInterval, and Reconcile lists the movement as overdue.
 	GiveUpAfter time.Duration
-	// Retention is how long a reference nobody awaits is remembered (its outcome, or its
-	// start), so that an Await after the callback, or a second Await, still finds it.
+	// Retention is how long a settled outcome is kept once reported (Run purges older
+	// ones), so that an Await after the callback, or a second Await, still finds it.
 	Retention time.Duration
-	// MaxTracked caps the references remembered; beyond it the ones idle longest are
-	// forgotten first. References being awaited are never forgotten.
+	// MaxTracked caps the movements the in-memory store holds when Store is nil; see
+	// NewMemoryStore.
 	MaxTracked int
-	// Clock is the time source; nil is the wall clock.
+	// Clock is the time source of every wait (the callback wait, polling, OnOutcome
+	// retries, leases); nil is the wall clock.
 	Clock Clock
-	// Logger receives the Tracker's logs: contradictory callbacks and failing status
-	// checks. Nil is silent.
+	// Logger receives the Tracker's logs: contradictory callbacks, failing status checks,
+	// store errors and OnOutcome failures. Nil is silent.
 	Logger *slog.Logger
+
+	// Store keeps the movements, outcomes and callbacks. Nil is a store in this
+	// process's memory, this Tracker's own (NewMemoryStore(MaxTracked)). Give every
+	// instance of a server the same shared store (package pgstore) so that a callback on
+	// one resolves an Await on another and a restart forgets nothing.
+	Store Store
+	// OnOutcome is called by Run for every final outcome of a tracked movement, once
+	// across all the instances sharing Store: at least once, as an error, a panic or a
+	// crash means it is called again later (with backoff), until it returns nil. Dedupe
+	// on Outcome.ID. Nil means outcomes are only awaited.
+	OnOutcome func(context.Context, *Outcome) error
+	// Owner names this instance in the store's leases; empty is a random id. Every
+	// running instance needs its own.
+	Owner string
+	// Lease is how long a claim of Run (a movement being checked, an outcome being
+	// reported) or of the callback handler holds off the other instances; it is renewed
+	// while a status check runs. An instance that dies loses its claims when their
+	// leases end. Default one minute.
+	Lease time.Duration
+	// StorePollInterval is how often an Await reads a shared Store for an outcome
+	// another instance learned. Default one second; unused when Store is nil.
+	StorePollInterval time.Duration
+	// RunInterval is how often Run looks for overdue movements and unreported outcomes
+	// when it found none. Default one second.
+	RunInterval time.Duration
+	// RunConcurrency is how many status checks (and OnOutcome calls) Run makes at once.
+	// Default 8.
+	RunConcurrency int
 	// Observer is told of callbacks received, status checks asked and outcomes settled,
 	// for metrics; nil tells no one.
 	Observer TrackerObserver
@@ -168,9 +211,15 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 	set(&o.MaxPollInterval, DefaultMaxPollInterval)
 	set(&o.GiveUpAfter, DefaultGiveUpAfter)
 	set(&o.Retention, DefaultRetention)
+	set(&o.Lease, DefaultLease)
+	set(&o.StorePollInterval, DefaultStorePollInterval)
+	set(&o.RunInterval, DefaultRunInterval)
 	o.MaxPollInterval = max(o.MaxPollInterval, o.PollInterval)
 	if o.MaxTracked <= 0 {
 		o.MaxTracked = DefaultMaxTracked
+	}
+	if o.RunConcurrency <= 0 {
+		o.RunConcurrency = DefaultRunConcurrency
 	}
 	if o.Clock == nil {
 		o.Clock = wallClock{}
@@ -178,7 +227,17 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Owner == "" {
+		o.Owner = randomOwner()
+	}
 	return o
+}
+
+// randomOwner names an instance that was given no Owner.
+func randomOwner() string {
+	b := make([]byte, 12)
+	_, _ = crand.Read(b) // never fails (crypto/rand)
+	return "tracker-" + hex.EncodeToString(b)
 }
 
 // Tracker resolves the final state of money movements the way the spec asks: it waits
@@ -186,62 +245,72 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 // polls the status check with backoff. Feed it callbacks with Deliver, or mount Handler
 // at the callback URL. It is safe for concurrent use by many goroutines.
 //
+// It keeps what it learns in its Store: with a shared one (package pgstore), several
+// instances of a server resolve movements together and a restart forgets nothing. Record
+// each movement before sending it (Track, or the Tracker's Send, Receive, SendToBank,
+// Charge and CreateMandate, which do both), and call Run on every instance.
+//
 // A success is never downgraded: a failure reported later for the same reference (a
 // stale or forged callback, a late status check) does not change it. A callback that
 // arrives before Await is kept.
 type Tracker struct {
 	client *Client
 	opts   TrackerOptions
+	store  Store
+	// own is true when store is this Tracker's private in-memory store: no other
+	// instance writes to it, so Await need not poll it, and with no OnOutcome its
+	// outcomes count as reported at once, so that it may forget them.
+	own bool
 
-	mu      sync.Mutex
-	entries map[trackKey]*tracked
-	idle    *list.List // of *tracked nobody awaits, longest idle first
-	pending pendingMovements
+	mu        sync.Mutex
+	watches   map[MovementKey]*keyWatch // keys being awaited in this process
+	lastPurge time.Time
 }
 
-// trackKey names a movement as its callbacks do: the shape of the callback and the
-// client reference.
-type trackKey struct {
-	callback  EventKind
-	reference string
-}
-
-// tracked is the Tracker's memory of one reference.
-type tracked struct {
-	key     trackKey
-	started time.Time     // the first Await, or the callback that came first
-	outcome *Outcome      // the final outcome; nil until known
-	done    chan struct{} // closed when outcome is set
+// keyWatch wakes this process's Awaits of one key when this process settles it.
+type keyWatch struct {
+	ch      chan struct{} // closed at the next settle, then replaced
 	waiters int
-	idleAt  time.Time
-	idleEl  *list.Element // in Tracker.idle while waiters == 0
 }
 
 // NewTracker returns a Tracker that asks c's status checks. c needs client credentials,
 // and a disbursement account (WithDisbursementAccount) to check bank transfers.
 func NewTracker(c *Client, opts TrackerOptions) *Tracker {
-	return &Tracker{
-		client:  c,
-		opts:    opts.withDefaults(),
-		entries: make(map[trackKey]*tracked),
-		idle:    list.New(),
+	opts = opts.withDefaults()
+	t := &Tracker{client: c, opts: opts, store: opts.Store, watches: make(map[MovementKey]*keyWatch)}
+	if t.store == nil {
+		t.store, t.own = newMemoryStore(opts.MaxTracked), true
 	}
+	return t
 }
 
-// Track records that the money movement of the given kind and client reference has just
-// been initiated, so that CallbackWait counts from now even when Await is called later
-// (say, from another request of your server). Without Track the wait counts from the
-// first Await. Tracking a reference already known changes nothing.
-func (t *Tracker) Track(kind Kind, clientReference string) error {
-	key, err := trackKeyOf(kind, clientReference)
-	if err != nil {
-		return err
+// Store returns the store the Tracker keeps its movements in: TrackerOptions.Store, or
+// its own in-memory one.
+func (t *Tracker) Store() Store { return t.store }
+
+// Track records, in the Tracker's store, that the money movement of the given kind and
+// client reference is about to be sent: call it before sending the request (the Send,
+// Receive, SendToBank, Charge and CreateMandate methods of the Tracker do both). Then a
+// crash right after sending cannot forget the movement: Run, on any instance, asks its
+// status check once CallbackWait has passed without a callback. Tracking a reference
+// already tracked changes nothing. An error means nothing was recorded: do not send.
+func (t *Tracker) Track(ctx context.Context, kind Kind, clientReference string) error {
+	_, _, err := t.track(ctx, kind, clientReference)
+	return err
+}
+
+// track records the movement and returns it as stored, and whether this call tracked it.
+func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string) (Movement, bool, error) {
+	if _, err := trackKeyOf(kind, clientReference); err != nil {
+		return Movement{}, false, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.entryLocked(key)
-	t.evictLocked()
-	return nil
+	now := t.opts.Clock.Now()
+	m, created, err := t.store.Track(ctx, Movement{Kind: kind, ClientReference: clientReference, StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)})
+	if err != nil {
+		return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+	}
+	t.purgeOwn(ctx)
+	return m, created, nil
 }
 
 // trackKeyOf checks an Await's or Track's arguments and returns their key.
@@ -256,49 +325,85 @@ func trackKeyOf(kind Kind, clientReference string) (trackKey, error) {
 	return trackKey{callback, clientReference}, nil
 }
 
+// trackKey names a movement as its callbacks do: the shape of the callback and the
+// client reference.
+type trackKey struct {
+	callback  EventKind
+	reference string
+}
+
 // Await returns the outcome of the money movement of the given kind and client
-// reference. It returns as soon as the callback arrives (or at once if it already has).
-// If none has arrived CallbackWait after the movement started (see Track; otherwise the
-// first Await of the reference), it asks the status check, then again with growing
-// pauses, until a final state, the end of ctx, or the give-up limit.
+// reference. It returns as soon as the Tracker's store holds the final outcome (at once
+// if it already does), whichever instance learned it: from a callback, or from a status
+// check of Run. If none has come CallbackWait after the movement started (see Track;
+// an untracked movement is tracked by its first Await), it asks the status check
+// itself, then again with growing pauses, until a final state, the end of ctx, or the
+// give-up limit.
 //
 // The error is nil exactly when the outcome is final. Without a final state Await
 // returns what it knows, State EventPending, with an error matching ErrStillPending (and
 // ctx's error, or the last status check's). It never reports a failure it did not learn.
 // A status check the service refuses (bad credentials, a missing disbursement account)
-// ends Await with that error.
+// ends Await with that error, as does a store that cannot be read.
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
-	key, err := trackKeyOf(kind, clientReference)
-	if err != nil {
+	if _, err := trackKeyOf(kind, clientReference); err != nil {
 		return nil, err
 	}
-	e := t.join(key)
-	defer t.leave(e)
+	key, _ := KeyOf(kind, clientReference)
+	w := t.watch(key)
+	defer t.unwatch(key, w)
 
 	pending := &Outcome{Kind: kind, ClientReference: clientReference, State: EventPending}
 	stillPending := func() (*Outcome, error) {
 		return pending, fmt.Errorf("%w: %w", ErrStillPending, ctx.Err())
 	}
-	giveUp := e.started.Add(t.opts.CallbackWait + t.opts.GiveUpAfter)
-	next := e.started.Add(t.opts.CallbackWait) // when to ask the status check
+	e, err := t.store.Get(ctx, key)
+	if err != nil {
+		return pending, fmt.Errorf("billing: reading the tracker's store: %w", err)
+	}
+	if e.Final != nil {
+		return settledOutcome(e.Final, kind), nil
+	}
+	m := e.Movement
+	if !e.Tracked {
+		if m, _, err = t.track(ctx, kind, clientReference); err != nil {
+			return pending, err
+		}
+	}
+	giveUp := m.Deadline.Add(t.opts.GiveUpAfter)
+	next := m.Deadline // when to ask the status check
 	interval := t.opts.PollInterval
 	var lastErr error
 	for {
-		slept := t.sleepUntil(ctx, next, e.done)
-		if o := t.final(e, kind); o != nil {
-			return o, nil
-		}
-		if slept != nil {
+		settled := t.changes(w) // before reading the store, so no settle is missed
+		e, err := t.store.Get(ctx, key)
+		switch {
+		case err == nil && e.Final != nil:
+			return settledOutcome(e.Final, kind), nil
+		case ctx.Err() != nil:
 			return stillPending()
+		case err != nil:
+			return pending, fmt.Errorf("billing: reading the tracker's store: %w", err)
+		}
+		now := t.opts.Clock.Now()
+		if now.Before(next) {
+			wake := next
+			if !t.own { // another instance may settle it: look again soon
+				wake = minTime(next, now.Add(t.opts.StorePollInterval))
+			}
+			_ = t.sleepUntil(ctx, wake, settled) // the loop reads ctx
+			continue
 		}
 		o, err := statusOutcome(ctx, t.client, kind, clientReference)
 		t.observeStatusCheck(ctx, kind, clientReference, o, err)
 		switch {
 		case err == nil && o.IsFinal():
 			o.At = t.opts.Clock.Now()
-			t.resolve(e.key, o)
+			if _, err := t.settle(ctx, key, *o, nil); err != nil {
+				return pending, err
+			}
 			continue // the final outcome, or a callback's success that came meanwhile
 		case err == nil:
 			o.At = t.opts.Clock.Now()
@@ -312,7 +417,7 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing status check failed; polling again",
 				slog.String("kind", string(kind)), slog.String("clientReference", clientReference), slog.String("error", err.Error()))
 		}
-		now := t.opts.Clock.Now()
+		now = t.opts.Clock.Now()
 		if !now.Before(giveUp) {
 			if lastErr != nil {
 				return pending, fmt.Errorf("%w at the give-up limit; last status check: %w", ErrStillPending, lastErr)
@@ -322,6 +427,20 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 		next = now.Add(min(jitter(interval), giveUp.Sub(now)))
 		interval = min(2*interval, t.opts.MaxPollInterval)
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// settledOutcome is the Outcome an Await of kind returns for a settlement.
+func settledOutcome(s *Settlement, kind Kind) *Outcome {
+	o := s.Outcome
+	o.Kind, o.ClientReference, o.ID = kind, s.Key.ClientReference, s.ID
+	return &o
 }
 
 // sleepUntil waits until the clock reaches at or done is closed (nil), or ctx ends (its
@@ -371,18 +490,33 @@ func worthPollingAgain(err error) bool {
 }
 
 // Deliver gives the Tracker a parsed callback. Callbacks of transactions, payouts and
-// mandates in a final state resolve the matching Awaits, now or later; pending ones and
-// other events are ignored. The webhook handler calls it; so can your own handler.
-func (t *Tracker) Deliver(ev Event) {
+// mandates in a final state are written to the store and resolve the matching Awaits,
+// on every instance, now or later; pending ones and other events are ignored. The
+// webhook handler calls it; so can your own handler (after confirming the callback: see
+// WithStatusCheckConfirmation). An error means the store did not record it: answer the
+// sender so that it delivers the callback again.
+func (t *Tracker) Deliver(ctx context.Context, ev Event) error {
+	t.observeCallback(ctx, ev)
+	o := callbackOutcome(ev)
+	if o == nil {
+		return nil
+	}
+	o.At = t.opts.Clock.Now()
+	_, err := t.settle(ctx, EventKey(ev), *o, callbackBody(ctx, ev))
+	return err
+}
+
+// callbackOutcome converts a callback into the final outcome it reports, without At; nil
+// for an event that reports no movement's final state.
+func callbackOutcome(ev Event) *Outcome {
 	switch ev.Kind() {
 	case EventKindTransaction, EventKindPayout, EventKindMandate:
 	default:
-		return
+		return nil
 	}
-	t.observeCallback(context.Background(), ev) // Deliver has no context of its own
 	state := ev.State()
 	if state != EventSucceeded && state != EventFailed {
-		return
+		return nil
 	}
 	o := &Outcome{
 		ClientReference: ev.Reference(),
@@ -390,7 +524,6 @@ func (t *Tracker) Deliver(ev Event) {
 		Code:            ev.Code(),
 		Source:          SourceCallback,
 		Event:           ev,
-		At:              t.opts.Clock.Now(),
 	}
 	switch c := ev.(type) {
 	case *TransactionCallback:
@@ -402,123 +535,113 @@ func (t *Tracker) Deliver(ev Event) {
 	case *MandateCallback:
 		o.TransactionID = c.ServicePreapprovalID
 	}
-	t.resolve(trackKey{ev.Kind(), ev.Reference()}, o)
+	return o
 }
 
-// Handler returns an http.Handler for the callback URLs that parses each callback and
-// delivers it to the Tracker (see NewWebhookHandler for the answers it gives). Give it
-// WithStatusCheckConfirmation so that a forged success cannot resolve an Await.
+// Handler returns an http.Handler for the callback URLs that parses each callback,
+// records it with its raw body in the Tracker's store (deduplicated across every
+// instance sharing the store: a redelivery already handled is answered 200, one being
+// handled elsewhere 503 "retry later") and delivers it to the Tracker (see
+// NewWebhookHandler for the answers it gives). Give it WithStatusCheckConfirmation so
+// that a forged callback cannot resolve an Await.
 func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
-	return NewWebhookHandler(func(_ context.Context, ev Event) error {
-		t.Deliver(ev)
-		return nil
-	}, opts...)
+	stored := withCallbackStore(t.store, t.opts.Owner, t.opts.Clock, t.opts.Lease)
+	return NewWebhookHandler(t.Deliver, append([]WebhookOption{stored}, opts...)...)
 }
 
-// join finds or starts the memory of key and counts one more waiter on it.
-func (t *Tracker) join(key trackKey) *tracked {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := t.entryLocked(key)
-	e.waiters++
-	if e.idleEl != nil {
-		t.idle.Remove(e.idleEl)
-		e.idleEl = nil
+// settle records a final outcome in the store under its rules of precedence (the first
+// final state stands, except that a success replaces a failure; nothing replaces a
+// success) and wakes this process's Awaits of key.
+func (t *Tracker) settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, error) {
+	s, changed, err := t.store.Settle(ctx, key, o, body)
+	if err != nil {
+		return Settlement{}, fmt.Errorf("billing: settling %s %q: %w", key.Callback, key.ClientReference, err)
 	}
-	return e
-}
-
-// leave counts one waiter less; an entry nobody awaits becomes idle.
-func (t *Tracker) leave(e *tracked) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e.waiters--
-	if e.waiters == 0 {
-		t.idleLocked(e)
-	}
-	t.evictLocked()
-}
-
-// entryLocked returns the memory of key, starting one now if there is none.
-func (t *Tracker) entryLocked(key trackKey) *tracked {
-	e := t.entries[key]
-	if e == nil {
-		e = &tracked{key: key, started: t.opts.Clock.Now(), done: make(chan struct{})}
-		t.entries[key] = e
-		t.pendingStartedLocked(e)
-		t.idleLocked(e)
-	}
-	return e
-}
-
-func (t *Tracker) idleLocked(e *tracked) {
-	if e.idleEl != nil {
-		t.idle.Remove(e.idleEl)
-	}
-	e.idleAt = t.opts.Clock.Now()
-	e.idleEl = t.idle.PushBack(e)
-}
-
-// evictLocked forgets idle entries older than the retention window, and the longest idle
-// ones while more than MaxTracked are remembered.
-func (t *Tracker) evictLocked() {
-	now := t.opts.Clock.Now()
-	for front := t.idle.Front(); front != nil; front = t.idle.Front() {
-		e := front.Value.(*tracked)
-		if len(t.entries) <= t.opts.MaxTracked && now.Sub(e.idleAt) < t.opts.Retention {
-			return
-		}
-		t.idle.Remove(front)
-		e.idleEl = nil
-		delete(t.entries, e.key)
-		if e.outcome == nil {
-			t.pendingEndedLocked()
-		}
-	}
-}
-
-// resolve records a final outcome for key under the rules of precedence: the first final
-// state stands, except that a success replaces a failure; nothing replaces a success.
-func (t *Tracker) resolve(key trackKey, o *Outcome) {
-	var settled *Outcome
-	defer func() { t.observeSettled(context.Background(), settled) }() // after the unlock
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := t.entryLocked(key)
 	switch {
-	case e.outcome == nil:
-		e.outcome = o
-		settled = t.forObserver(o)
-		t.pendingEndedLocked()
-		close(e.done)
-	case e.outcome.Succeeded():
-		if o.Failed() {
-			t.opts.Logger.Warn("billing: a failure reported after a success was ignored",
-				slog.String("clientReference", key.reference), slog.String("source", string(o.Source)), slog.String("code", string(o.Code)))
-		}
-	case o.Succeeded():
+	case !changed && s.Outcome.Succeeded() && o.Failed():
+		t.opts.Logger.Warn("billing: a failure reported after a success was ignored",
+			slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)), slog.String("code", string(o.Code)))
+	case changed && s.Disagreed && o.Succeeded():
 		t.opts.Logger.Warn("billing: a success reported after a failure replaces it",
-			slog.String("clientReference", key.reference), slog.String("source", string(o.Source)))
-		e.outcome = o
-		settled = t.forObserver(o)
+			slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)))
 	}
-	if e.waiters == 0 {
-		t.idleLocked(e)
+	if changed && t.own && t.opts.OnOutcome == nil {
+		// Nobody to report to: reported, so that the store may forget it after Retention.
+		if err := t.store.MarkReported(ctx, s.ID, o.At); err != nil {
+			return Settlement{}, err
+		}
 	}
-	t.evictLocked()
+	if changed {
+		t.observeSettled(ctx, s.Outcome)
+	}
+	t.wake(key)
+	t.purgeOwn(ctx)
+	return s, nil
 }
 
-// final returns a copy of e's final outcome for an Await of kind, or nil while there is
-// none.
-func (t *Tracker) final(e *tracked, kind Kind) *Outcome {
+// watch counts one more Await of key in this process.
+func (t *Tracker) watch(key MovementKey) *keyWatch {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e.outcome == nil {
-		return nil
+	w := t.watches[key]
+	if w == nil {
+		w = &keyWatch{ch: make(chan struct{})}
+		t.watches[key] = w
 	}
-	o := *e.outcome
-	o.Kind = kind
-	return &o
+	w.waiters++
+	return w
+}
+
+func (t *Tracker) unwatch(key MovementKey, w *keyWatch) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w.waiters--
+	if w.waiters == 0 {
+		delete(t.watches, key)
+	}
+}
+
+// changes returns the channel closed at w's next settle.
+func (t *Tracker) changes(w *keyWatch) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return w.ch
+}
+
+// wake wakes the Awaits of key in this process.
+func (t *Tracker) wake(key MovementKey) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w := t.watches[key]; w != nil {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
+}
+
+// purgeOwn forgets, from the Tracker's own in-memory store, outcomes reported longer
+// than Retention ago, at most once a minute of the clock; Run purges a shared store.
+func (t *Tracker) purgeOwn(ctx context.Context) {
+	if t.own {
+		t.purgeIfDue(ctx)
+	}
+}
+
+// purgeIfDue purges the store of what is older than Retention, at most once a minute.
+func (t *Tracker) purgeIfDue(ctx context.Context) {
+	now := t.opts.Clock.Now()
+	every := min(time.Minute, t.opts.Retention)
+	t.mu.Lock()
+	due := now.Sub(t.lastPurge) >= every
+	if due {
+		t.lastPurge = now
+	}
+	t.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := t.store.Purge(ctx, now.Add(-t.opts.Retention)); err != nil {
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker purge failed", slog.String("error", err.Error()))
+	}
 }
 
 // statusOutcome asks the status check of kind about clientReference and returns what it

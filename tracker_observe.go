@@ -34,67 +34,29 @@ type TrackerStats struct {
 	OldestPendingAge time.Duration
 }
 
-// Stats returns how many movements the Tracker is waiting for and the age of the oldest.
-// It is cheap enough for a gauge read on every scrape: it does not visit the movements.
-func (t *Tracker) Stats() TrackerStats {
-	now := t.opts.Clock.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p := &t.pending
-	for len(p.queue) > 0 && !t.isPendingLocked(p.queue[0]) {
-		p.queue[0] = nil
-		p.queue = p.queue[1:]
+// Stats returns how many tracked movements the Tracker's store holds without a final
+// outcome, and the age of the oldest by the Tracker's clock. With a store shared by
+// several instances it counts every instance's movements, so watch one of them for a
+// gauge. The in-memory store answers from memory; a database store with one query.
+func (t *Tracker) Stats(ctx context.Context) (TrackerStats, error) {
+	count, oldest, err := t.store.Pending(ctx)
+	if err != nil {
+		return TrackerStats{}, err
 	}
-	s := TrackerStats{Pending: p.count}
-	if len(p.queue) > 0 {
-		s.OldestPendingAge = max(0, now.Sub(p.queue[0].started))
+	s := TrackerStats{Pending: count}
+	if count > 0 && !oldest.IsZero() {
+		s.OldestPendingAge = max(0, t.opts.Clock.Now().Sub(oldest))
 	}
-	return s
-}
-
-// pendingMovements is what Stats reports, kept as movements come and go so that Stats
-// need not visit them all: the number without a final outcome, and a queue of them in
-// the order they started. Movements that settle or are forgotten leave the queue when
-// they reach its front, or when they make up most of it, so it stays within four times
-// the pending count (or a small floor).
-type pendingMovements struct {
-	count int
-	queue []*tracked
-}
-
-// pendingQueueFloor is the queue length below which settled movements are left in it.
-const pendingQueueFloor = 1024
-
-// isPendingLocked reports whether e is remembered and has no final outcome.
-func (t *Tracker) isPendingLocked(e *tracked) bool {
-	return e.outcome == nil && t.entries[e.key] == e
-}
-
-// pendingStartedLocked counts a movement the Tracker has just started to remember.
-func (t *Tracker) pendingStartedLocked(e *tracked) {
-	t.pending.count++
-	t.pending.queue = append(t.pending.queue, e)
-}
-
-// pendingEndedLocked counts a pending movement that has just settled or been forgotten.
-func (t *Tracker) pendingEndedLocked() {
-	p := &t.pending
-	p.count--
-	if n := len(p.queue); n <= pendingQueueFloor || n <= 4*p.count {
-		return
-	}
-	kept := make([]*tracked, 0, 2*p.count)
-	for _, e := range p.queue {
-		if t.isPendingLocked(e) {
-			kept = append(kept, e)
-		}
-	}
-	p.queue = kept
+	return s, nil
 }
 
 // observeCallback tells the observer of a callback delivered.
 func (t *Tracker) observeCallback(ctx context.Context, ev Event) {
-	if t.opts.Observer != nil {
+	if t.opts.Observer == nil {
+		return
+	}
+	switch ev.Kind() {
+	case EventKindTransaction, EventKindPayout, EventKindMandate:
 		t.opts.Observer.CallbackReceived(ctx, ev)
 	}
 }
@@ -106,19 +68,9 @@ func (t *Tracker) observeStatusCheck(ctx context.Context, kind Kind, clientRefer
 	}
 }
 
-// observeSettled tells the observer of an outcome settled, nil meaning none was. It
-// runs after the Tracker's lock is released.
-func (t *Tracker) observeSettled(ctx context.Context, o *Outcome) {
-	if o != nil && t.opts.Observer != nil {
-		t.opts.Observer.OutcomeSettled(ctx, o)
+// observeSettled tells the observer of an outcome settled; o is the observer's copy.
+func (t *Tracker) observeSettled(ctx context.Context, o Outcome) {
+	if t.opts.Observer != nil {
+		t.opts.Observer.OutcomeSettled(ctx, &o)
 	}
-}
-
-// forObserver returns a copy of o for the observer, which may keep it; nil without one.
-func (t *Tracker) forObserver(o *Outcome) *Outcome {
-	if t.opts.Observer == nil {
-		return nil
-	}
-	c := *o
-	return &c
 }

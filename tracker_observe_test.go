@@ -39,7 +39,15 @@ func (r *trackerRecorder) StatusChecked(_ context.Context, kind Kind, ref string
 }
 
 func (r *trackerRecorder) OutcomeSettled(_ context.Context, o *Outcome) {
-	r.add("settled %q %s %s by %s; pending %d", o.Kind, o.ClientReference, o.State, o.Source, r.tracker.Stats().Pending)
+	r.add("settled %q %s %s by %s; pending %d", o.Kind, o.ClientReference, o.State, o.Source, r.stats().Pending)
+}
+
+func (r *trackerRecorder) stats() TrackerStats {
+	s, err := r.tracker.Stats(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 func (r *trackerRecorder) recorded() []string {
@@ -62,8 +70,8 @@ func TestTrackerObserverIsToldOfCallbacksStatusChecksAndSettlements(t *testing.T
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv_missing", fixtureResponder(t, http.StatusUnauthorized, "errors/unauthorized.json"))
 
 	// A callback settles a movement before anyone awaits it; its duplicate settles nothing.
-	tr.Deliver(parseFixture(t, "transaction_success.json"))
-	tr.Deliver(parseFixture(t, "transaction_success.json"))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json")))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json")))
 	// No callback: the status check says pending, then failed.
 	result := awaitAsync(context.Background(), tr, KindSend, "refund1040")
 	clock.waitTimers(1)
@@ -74,7 +82,7 @@ func TestTrackerObserverIsToldOfCallbacksStatusChecksAndSettlements(t *testing.T
 	require.NoError(t, r.err)
 	require.True(t, r.outcome.Failed())
 	// A status check the service refuses.
-	require.NoError(t, tr.Track(KindReceive, "rcv_missing"))
+	require.NoError(t, tr.Track(context.Background(), KindReceive, "rcv_missing"))
 	clock.Advance(5 * time.Minute)
 	_, err := tr.Await(context.Background(), KindReceive, "rcv_missing")
 	require.ErrorIs(t, err, ErrUnauthorized)
@@ -92,50 +100,18 @@ func TestTrackerObserverIsToldOfCallbacksStatusChecksAndSettlements(t *testing.T
 
 func TestTrackerStatsCountPendingMovementsAndTheAgeOfTheOldest(t *testing.T) {
 	tr, _, clock := newTestTracker(t, TrackerOptions{})
-	assert.Equal(t, TrackerStats{}, tr.Stats())
+	assert.Equal(t, TrackerStats{}, stats(t, tr))
 
-	require.NoError(t, tr.Track(KindReceive, "order1042"))
+	require.NoError(t, tr.Track(context.Background(), KindReceive, "order1042"))
 	clock.Advance(3 * time.Minute)
-	require.NoError(t, tr.Track(KindSend, "payout2001"))
+	require.NoError(t, tr.Track(context.Background(), KindSend, "payout2001"))
 	clock.Advance(time.Minute)
-	assert.Equal(t, TrackerStats{Pending: 2, OldestPendingAge: 4 * time.Minute}, tr.Stats())
+	assert.Equal(t, TrackerStats{Pending: 2, OldestPendingAge: 4 * time.Minute}, stats(t, tr))
 
-	tr.Deliver(parseFixture(t, "transaction_success.json")) // settles order1042
-	assert.Equal(t, TrackerStats{Pending: 1, OldestPendingAge: time.Minute}, tr.Stats())
-	tr.Deliver(parseFixture(t, "send_failed_2001.json")) // settles payout2001
-	assert.Equal(t, TrackerStats{}, tr.Stats())
-}
-
-func TestTrackerStatsForgetWhatTheTrackerForgets(t *testing.T) {
-	tr, _, clock := newTestTracker(t, TrackerOptions{Retention: time.Hour, MaxTracked: 3})
-	for i := range 5 {
-		require.NoError(t, tr.Track(KindReceive, fmt.Sprintf("order%d", i)))
-		clock.Advance(time.Minute)
-	}
-	assert.Equal(t, TrackerStats{Pending: 3, OldestPendingAge: 3 * time.Minute}, tr.Stats(), "the two idle longest were forgotten")
-	clock.Advance(time.Hour)
-	require.NoError(t, tr.Track(KindSend, "payout1"))
-	assert.Equal(t, TrackerStats{Pending: 1}, tr.Stats(), "past the retention window")
-}
-
-// One movement pending for long while many others settle behind it: Stats must still be
-// cheap, and what it keeps must stay bounded.
-func TestTrackerStatsStayBoundedBehindALongPendingMovement(t *testing.T) {
-	tr, _, clock := newTestTracker(t, TrackerOptions{})
-	require.NoError(t, tr.Track(KindSend, "payout_slow"))
-	for i := range 20 * pendingQueueFloor {
-		ref := fmt.Sprintf("order%d", i)
-		require.NoError(t, tr.Track(KindReceive, ref))
-		ok, err := ParseEvent([]byte(`{"ResponseCode":"0000","Data":{"ClientReference":"` + ref + `","Amount":25,"PaymentDate":"x"}}`))
-		require.NoError(t, err)
-		tr.Deliver(ok)
-	}
-	clock.Advance(time.Minute)
-	assert.Equal(t, TrackerStats{Pending: 1, OldestPendingAge: time.Minute}, tr.Stats())
-	tr.mu.Lock()
-	queued := len(tr.pending.queue)
-	tr.mu.Unlock()
-	assert.LessOrEqual(t, queued, pendingQueueFloor+1)
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json"))) // settles order1042
+	assert.Equal(t, TrackerStats{Pending: 1, OldestPendingAge: time.Minute}, stats(t, tr))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_failed_2001.json"))) // settles payout2001
+	assert.Equal(t, TrackerStats{}, stats(t, tr))
 }
 
 func BenchmarkTrackerStats(b *testing.B) {
@@ -143,12 +119,19 @@ func BenchmarkTrackerStats(b *testing.B) {
 	require.NoError(b, err)
 	tr := NewTracker(c, TrackerOptions{Clock: newFakeClock()})
 	for i := range DefaultMaxTracked {
-		require.NoError(b, tr.Track(KindReceive, fmt.Sprintf("order%06d", i)))
+		require.NoError(b, tr.Track(context.Background(), KindReceive, fmt.Sprintf("order%06d", i)))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if tr.Stats().Pending != DefaultMaxTracked {
+		if s, err := tr.Stats(context.Background()); err != nil || s.Pending != DefaultMaxTracked {
 			b.Fatal("lost a movement")
 		}
 	}
+}
+
+func stats(t *testing.T, tr *Tracker) TrackerStats {
+	t.Helper()
+	s, err := tr.Stats(context.Background())
+	require.NoError(t, err)
+	return s
 }

@@ -43,7 +43,7 @@ func (m *trackedMerchant) receive(t *testing.T, ref, phone string) {
 		ClientReference: ref, CallbackURL: m.callbackURL,
 	})
 	require.NoError(t, err)
-	require.NoError(t, m.tracker.Track(billing.KindReceive, ref))
+	require.NoError(t, m.tracker.Track(context.Background(), billing.KindReceive, ref))
 }
 
 func (m *trackedMerchant) send(t *testing.T, ref, phone string) {
@@ -53,7 +53,7 @@ func (m *trackedMerchant) send(t *testing.T, ref, phone string) {
 		ClientReference: ref, CallbackURL: m.callbackURL,
 	})
 	require.NoError(t, err)
-	require.NoError(t, m.tracker.Track(billing.KindSend, ref))
+	require.NoError(t, m.tracker.Track(context.Background(), billing.KindSend, ref))
 }
 
 // statuses returns the HTTP statuses the callback endpoint answered, in order.
@@ -214,13 +214,13 @@ func TestTrackerEndToEndBankTransferMandateAndDirectDebit(t *testing.T) {
 		BankAccountNumber: "1441000123456", ClientReference: "e2eBank1",
 	})
 	require.NoError(t, err)
-	require.NoError(t, m.tracker.Track(billing.KindBankTransfer, "e2eBank1"))
+	require.NoError(t, m.tracker.Track(context.Background(), billing.KindBankTransfer, "e2eBank1"))
 
 	_, err = m.client.Mandates.Create(ctx, &billing.MandateCreateParams{
 		ClientReferenceID: "e2eMandate1", CustomerMSISDN: "233241234567", Channel: billing.DirectDebitChannelMTN, CallbackURL: m.callbackURL,
 	})
 	require.NoError(t, err)
-	require.NoError(t, m.tracker.Track(billing.KindMandate, "e2eMandate1"))
+	require.NoError(t, m.tracker.Track(context.Background(), billing.KindMandate, "e2eMandate1"))
 	m.srv.Advance(0)
 
 	bank, err := m.tracker.Await(ctx, billing.KindBankTransfer, "e2eBank1")
@@ -241,7 +241,7 @@ func TestTrackerEndToEndBankTransferMandateAndDirectDebit(t *testing.T) {
 		PrimaryCallbackURL: m.callbackURL, Description: "Monthly plan", ClientReference: "e2eDebit1",
 	})
 	require.NoError(t, err)
-	require.NoError(t, m.tracker.Track(billing.KindDirectDebit, "e2eDebit1"))
+	require.NoError(t, m.tracker.Track(context.Background(), billing.KindDirectDebit, "e2eDebit1"))
 	m.srv.Advance(5 * time.Minute)
 	debit, err := m.tracker.Await(ctx, billing.KindDirectDebit, "e2eDebit1")
 	require.NoError(t, err)
@@ -259,7 +259,7 @@ func TestTrackerEndToEndResolvesALostResponse(t *testing.T) {
 	})
 	var unknown *billing.OutcomeUnknownError
 	require.ErrorAs(t, err, &unknown)
-	require.NoError(t, m.tracker.Track(billing.KindReceive, unknown.ClientReference))
+	require.NoError(t, m.tracker.Track(context.Background(), billing.KindReceive, unknown.ClientReference))
 
 	m.srv.Advance(0)
 	o, err := m.tracker.Await(context.Background(), billing.KindReceive, unknown.ClientReference)

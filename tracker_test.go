@@ -131,7 +131,7 @@ func TestTrackerReturnsAtOnceWhenTheCallbackArrives(t *testing.T) {
 	clock.waitTimers(1)
 	assert.Equal(t, []time.Duration{5 * time.Minute}, clock.asked(), "the callback wait defaults to the spec's five minutes")
 
-	tr.Deliver(parseFixture(t, "transaction_success.json"))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json")))
 	r := <-result
 	require.NoError(t, r.err)
 	o := r.outcome
@@ -151,7 +151,7 @@ func TestTrackerReturnsAtOnceWhenTheCallbackArrives(t *testing.T) {
 
 func TestTrackerKeepsACallbackThatArrivesBeforeAwait(t *testing.T) {
 	tr, mock, _ := newTestTracker(t, TrackerOptions{})
-	tr.Deliver(parseFixture(t, "send_failed_4075.json"))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_failed_4075.json")))
 	o, err := tr.Await(context.Background(), KindSend, "payout4075")
 	require.NoError(t, err)
 	assert.True(t, o.Failed())
@@ -160,7 +160,7 @@ func TestTrackerKeepsACallbackThatArrivesBeforeAwait(t *testing.T) {
 	assert.Empty(t, o.ExternalTransactionID)
 
 	// The same payout callback shape resolves a bank transfer too.
-	tr.Deliver(parseFixture(t, "send_to_bank_success.json"))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_to_bank_success.json")))
 	o, err = tr.Await(context.Background(), KindBankTransfer, "supplier88")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
@@ -200,7 +200,7 @@ func TestTrackerFallsBackToTheStatusCheckAfterTheWait(t *testing.T) {
 func TestTrackerTrackStartsTheWait(t *testing.T) {
 	tr, mock, clock := newTestTracker(t, TrackerOptions{})
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
-	require.NoError(t, tr.Track(KindReceive, "rcv1044"))
+	require.NoError(t, tr.Track(context.Background(), KindReceive, "rcv1044"))
 	clock.Advance(5 * time.Minute)
 
 	o, err := tr.Await(context.Background(), KindReceive, "rcv1044")
@@ -209,11 +209,11 @@ func TestTrackerTrackStartsTheWait(t *testing.T) {
 	assert.Equal(t, SourceStatusCheck, o.Source, "five minutes have passed since Track: no more waiting")
 	assert.Empty(t, clock.asked())
 
-	require.NoError(t, tr.Track(KindReceive, "rcv1044"), "tracking a known reference changes nothing")
+	require.NoError(t, tr.Track(context.Background(), KindReceive, "rcv1044"), "tracking a known reference changes nothing")
 	var ve *ValidationError
-	require.ErrorAs(t, tr.Track(Kind("refund"), "r1"), &ve)
+	require.ErrorAs(t, tr.Track(context.Background(), Kind("refund"), "r1"), &ve)
 	assert.Equal(t, "kind", ve.Field)
-	require.ErrorAs(t, tr.Track(KindSend, ""), &ve)
+	require.ErrorAs(t, tr.Track(context.Background(), KindSend, ""), &ve)
 	assert.Equal(t, "clientReference", ve.Field)
 	assert.Equal(t, 1, mock.GetTotalCallCount())
 }
@@ -320,9 +320,9 @@ func TestTrackerNeverDowngradesASuccess(t *testing.T) {
 	failure, err := ParseEvent([]byte(late))
 	require.NoError(t, err)
 
-	tr.Deliver(success)
-	tr.Deliver(success) // a duplicate
-	tr.Deliver(failure) // out of order, or forged
+	require.NoError(t, tr.Deliver(context.Background(), success))
+	require.NoError(t, tr.Deliver(context.Background(), success)) // a duplicate
+	require.NoError(t, tr.Deliver(context.Background(), failure)) // out of order, or forged
 	o, err := tr.Await(context.Background(), KindReceive, "order1042")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
@@ -330,14 +330,14 @@ func TestTrackerNeverDowngradesASuccess(t *testing.T) {
 	assert.Contains(t, logs.String(), "a failure reported after a success was ignored")
 
 	// A failure followed by a success: the success stands.
-	tr.Deliver(parseFixture(t, "send_failed_2001.json"))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_failed_2001.json")))
 	o, err = tr.Await(context.Background(), KindSend, "payout2001")
 	require.NoError(t, err)
 	assert.True(t, o.Failed())
 	recovered := `{"ResponseCode":"0000","Data":{"ClientReference":"payout2001","Amount":20,"AmountDebited":21}}`
 	ev, err := ParseEvent([]byte(recovered))
 	require.NoError(t, err)
-	tr.Deliver(ev)
+	require.NoError(t, tr.Deliver(context.Background(), ev))
 	o, err = tr.Await(context.Background(), KindSend, "payout2001")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
@@ -345,8 +345,8 @@ func TestTrackerNeverDowngradesASuccess(t *testing.T) {
 	// A pending callback and other events change nothing.
 	pending, err := ParseEvent([]byte(`{"ResponseCode":"0001","Message":"pending","Data":{"ClientReference":"order1042","PaymentDate":"x"}}`))
 	require.NoError(t, err)
-	tr.Deliver(pending)
-	tr.Deliver(parseFixture(t, "payment_succeeded.json"))
+	require.NoError(t, tr.Deliver(context.Background(), pending))
+	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "payment_succeeded.json")))
 	o, err = tr.Await(context.Background(), KindReceive, "order1042")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
@@ -359,7 +359,7 @@ func TestTrackerAStatusCheckFailureAfterACallbackSuccessChangesNothing(t *testin
 		ok := `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1045","Amount":25,"PaymentDate":"x"}}`
 		ev, err := ParseEvent([]byte(ok))
 		require.NoError(t, err)
-		tr.Deliver(ev)
+		require.NoError(t, tr.Deliver(context.Background(), ev))
 		return fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json")(r)
 	})
 	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1045")
@@ -528,7 +528,7 @@ func TestTrackerThousandConcurrentAwaits(t *testing.T) {
 			body := fmt.Sprintf(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"ref%d","Amount":25,"PaymentDate":"x"}}`, i)
 			ev, err := ParseEvent([]byte(body))
 			if assert.NoError(t, err) {
-				tr.Deliver(ev)
+				require.NoError(t, tr.Deliver(context.Background(), ev))
 			}
 		}()
 	}
@@ -550,26 +550,34 @@ func TestTrackerThousandConcurrentAwaits(t *testing.T) {
 
 func TestTrackerMemoryIsBounded(t *testing.T) {
 	tr, _, clock := newTestTracker(t, TrackerOptions{MaxTracked: 100, Retention: time.Hour})
+	store := tr.store.(*memoryStore)
+	held := func() int {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		return len(store.entries)
+	}
+	has := func(ref string) bool {
+		e, err := store.Get(context.Background(), MovementKey{Callback: EventKindTransaction, ClientReference: ref})
+		require.NoError(t, err)
+		return e.Final != nil
+	}
 	deliver := func(ref string) {
 		ev, err := ParseEvent([]byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"` + ref + `","PaymentDate":"x"}}`))
 		require.NoError(t, err)
-		tr.Deliver(ev)
+		require.NoError(t, tr.Deliver(context.Background(), ev))
 	}
 	for i := range 1000 {
 		deliver(fmt.Sprintf("cap%d", i))
 	}
-	assert.Len(t, tr.entries, 100, "capped")
-	assert.Equal(t, 100, tr.idle.Len())
-	_, kept := tr.entries[trackKey{EventKindTransaction, "cap999"}]
-	assert.True(t, kept, "the newest are kept")
-	_, kept = tr.entries[trackKey{EventKindTransaction, "cap0"}]
-	assert.False(t, kept, "the oldest are forgotten")
+	assert.Equal(t, 100, held(), "capped")
+	assert.True(t, has("cap999"), "the newest are kept")
+	assert.False(t, has("cap0"), "the oldest are forgotten")
 
-	clock.Advance(time.Hour)
+	clock.Advance(time.Hour + time.Second)
 	deliver("fresh")
-	assert.Len(t, tr.entries, 1, "resolved entries are forgotten after the retention window")
+	assert.Equal(t, 1, held(), "resolved entries are forgotten after the retention window")
 
-	// An entry being awaited is never forgotten, however full the Tracker is.
+	// A movement being awaited is never forgotten, however full the store is.
 	result := awaitAsync(context.Background(), tr, KindReceive, "awaited")
 	clock.waitTimers(1)
 	for i := range 500 {
@@ -579,5 +587,5 @@ func TestTrackerMemoryIsBounded(t *testing.T) {
 	r := <-result
 	require.NoError(t, r.err)
 	assert.True(t, r.outcome.Succeeded())
-	assert.LessOrEqual(t, len(tr.entries), 100)
+	assert.LessOrEqual(t, held(), 100)
 }

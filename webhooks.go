@@ -637,8 +637,9 @@ func NewWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOpt
 
 type webhookHandler struct {
 	fn        func(context.Context, Event) error
-	seen      *seenSet // nil without WithDedupe
-	confirmer *Client  // nil without WithStatusCheckConfirmation
+	seen      *seenSet     // nil without WithDedupe
+	stored    *storeDedupe // nil without WithDedupeStore
+	confirmer *Client      // nil without WithStatusCheckConfirmation
 	logger    *slog.Logger
 }
 
@@ -670,10 +671,22 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeReceived(w)
 		return
 	}
+	finish := func(bool) {}
+	if h.stored != nil {
+		var proceed bool
+		if finish, proceed = h.stored.begin(w, r, ev, body, h.logger); !proceed {
+			if h.seen != nil {
+				h.seen.forget(key)
+			}
+			return
+		}
+		defer finish(false) // a panic in fn forgets the claim
+	}
 	forget := func() {
 		if h.seen != nil {
 			h.seen.forget(key)
 		}
+		finish(false)
 	}
 	if h.confirmer != nil && ev.State() == EventSucceeded {
 		if status, reason := confirmSuccess(r.Context(), h.confirmer, ev); status != http.StatusOK {
@@ -687,13 +700,14 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := h.fn(r.Context(), ev); err != nil {
+	if err := h.fn(withRawBody(r.Context(), body), ev); err != nil {
 		forget()
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook handler failed",
 			append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)
 		return
 	}
+	finish(true)
 	writeReceived(w)
 }
 

@@ -13,7 +13,7 @@ import (
 // check at once, with no real waiting:
 //
 //	tr := billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock()})
-//	tr.Track(billing.KindReceive, ref)
+//	tr.Receive(ctx, params) // tracks the movement, then sends it
 //	srv.Advance(5 * time.Minute)
 //	outcome, err := tr.Await(ctx, billing.KindReceive, ref) // asks the status check now
 func (s *Server) Clock() billing.Clock { return sandboxClock{s.sandbox} }

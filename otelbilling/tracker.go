@@ -59,9 +59,13 @@ func NewTrackerMetrics(opts ...Option) (*TrackerMetrics, error) {
 	if err := errors.Join(errs[:5]...); err != nil {
 		return nil, err
 	}
-	m.registration, errs[5] = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	m.registration, errs[5] = meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		stats, err := m.stats(ctx)
+		if err != nil {
+			return err
+		}
 		var total billing.TrackerStats
-		for _, s := range m.stats() {
+		for _, s := range stats {
 			total.Pending += s.Pending
 			total.OldestPendingAge = max(total.OldestPendingAge, s.OldestPendingAge)
 		}
@@ -92,15 +96,19 @@ func (m *TrackerMetrics) Close() error {
 	return m.registration.Unregister()
 }
 
-func (m *TrackerMetrics) stats() []billing.TrackerStats {
+func (m *TrackerMetrics) stats(ctx context.Context) ([]billing.TrackerStats, error) {
 	m.mu.Lock()
 	watched := append([]*billing.Tracker(nil), m.watched...)
 	m.mu.Unlock()
 	out := make([]billing.TrackerStats, len(watched))
 	for i, t := range watched {
-		out[i] = t.Stats()
+		s, err := t.Stats(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
 	}
-	return out
+	return out, nil
 }
 
 // CallbackReceived counts a callback.

@@ -89,7 +89,7 @@ func TestTrackerMetricsAgainstTheSandbox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tr.Track(billing.KindReceive, ref); err != nil {
+		if err := tr.Track(ctx, billing.KindReceive, ref); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestTrackerMetricsAgainstTheSandbox(t *testing.T) {
 		Name: "Kofi", Description: "Refund 1", ClientReference: "refund1", CallbackURL: endpoint.URL}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.Track(billing.KindSend, "refund1"); err != nil {
+	if err := tr.Track(ctx, billing.KindSend, "refund1"); err != nil {
 		t.Fatal(err)
 	}
 

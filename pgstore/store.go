@@ -477,6 +477,20 @@ func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time)
 }
 
 // Reconcile reports the tracked movements started in [from, to) that need a look.
+// Pending counts the tracked, unsettled movements and finds when the oldest started.
+func (s *Store) Pending(ctx context.Context) (int, time.Time, error) {
+	var (
+		count  int
+		oldest sql.NullTime
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT count(*), min(started_at) FROM billing_movements
+		WHERE outcome_id IS NULL AND kind IS NOT NULL`).Scan(&count, &oldest)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("pgstore: counting pending movements: %w", err)
+	}
+	return count, oldest.Time, nil
+}
+
 func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing.Reconciliation, error) {
 	if !from.Before(to) {
 		return billing.Reconciliation{}, &billing.ValidationError{Field: "to", Rule: "must be after from"}

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"CallbackDedupe", testCallbackDedupe},
 		{"CallbackBodiesForAudit", testCallbackBodies},
 		{"Reconcile", testReconcile},
+		{"PendingCountsUnsettledMovements", testPending},
 		{"Purge", testPurge},
 		{"ConcurrentTrack", testConcurrentTrack},
 		{"ConcurrentClaimsHoldOneOwner", testConcurrentClaims},
@@ -635,6 +636,32 @@ func testReconcile(t *testing.T, s billing.Store) {
 	if len(r.Disagreed)+len(r.StatusCheckOnly) != 0 {
 		t.Fatalf("second hour reports settlements of the first: %+v", r)
 	}
+}
+
+func testPending(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	wantPending := func(count int, oldest time.Time) {
+		t.Helper()
+		n, o, err := s.Pending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != count || !o.Equal(oldest) {
+			t.Fatalf("Pending = %d, oldest %v; want %d, oldest %v", n, o, count, oldest)
+		}
+	}
+	wantPending(0, time.Time{})
+	first := movement(billing.KindSend, "first", time.Minute)
+	second := movement(billing.KindReceive, "second", 3*time.Minute)
+	track(t, s, first)
+	track(t, s, second)
+	// A callback for a movement nobody tracked is no pending movement.
+	settle(t, s, key(t, billing.KindReceive, "untracked"), outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	wantPending(2, first.StartedAt)
+	settle(t, s, first.Key(), outcome(billing.EventFailed, billing.SourceCallback, 4*time.Minute), nil)
+	wantPending(1, second.StartedAt)
+	settle(t, s, second.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, 9*time.Minute), nil)
+	wantPending(0, time.Time{})
 }
 
 func testPurge(t *testing.T, s billing.Store) {

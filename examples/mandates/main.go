@@ -48,7 +48,7 @@ func run(ctx context.Context, out io.Writer) error {
 	run := time.Now().UnixNano()
 	mandateRef := fmt.Sprintf("plan%d", run)
 
-	m, err := c.Mandates.Create(ctx, &billing.MandateCreateParams{
+	m, err := tracker.CreateMandate(ctx, &billing.MandateCreateParams{
 		ClientReferenceID: mandateRef,
 		CustomerMSISDN:    "+" + msisdn,
 		Channel:           billing.DirectDebitChannelVodafone,
@@ -94,7 +94,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// Charges need no PIN or passcode from the customer. Amounts are decimals on the
 	// wire: DecimalAmount(4999) is written 49.99.
 	charge := func(ref string) (*billing.DirectDebit, error) {
-		return c.Mandates.Charge(ctx, &billing.DirectDebitParams{
+		return tracker.Charge(ctx, &billing.DirectDebitParams{
 			CustomerMSISDN:     msisdn,
 			Channel:            billing.DirectDebitChannelVodafone,
 			Amount:             4999,

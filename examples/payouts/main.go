@@ -58,7 +58,9 @@ func run(ctx context.Context, out io.Writer) error {
 		{"a wallet the network refuses", "233241230004"}, // sandbox test number 0004: 4075
 	} {
 		ref := fmt.Sprintf("payout%d%d", run, i)
-		s, err := c.Payouts.Send(ctx, &billing.SendParams{
+		// The Tracker records the payout, then sends it: should this process die in
+		// between, the status check still resolves it (see examples/multiinstance).
+		s, err := tracker.Send(ctx, &billing.SendParams{
 			Amount:          15000, // minor units: GHS 150.00
 			Phone:           to.phone,
 			Provider:        billing.ProviderTelecel,
@@ -82,7 +84,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// Amounts are decimals on the wire: DecimalAmount(50000) is written 500.00.
 	for i, account := range []string{"1441000123456", "1441000120001"} { // 0001 fails the name check
 		ref := fmt.Sprintf("bank%d%d", run, i)
-		bt, err := c.Payouts.SendToBank(ctx, &billing.BankTransferParams{
+		bt, err := tracker.SendToBank(ctx, &billing.BankTransferParams{
 			BankCode:           "300302",
 			Amount:             50000,
 			PrimaryCallbackURL: callbackURL,

@@ -55,7 +55,9 @@ func run(ctx context.Context, out io.Writer) error {
 		{"a customer who types a wrong PIN", "233 24 123 0001"}, // sandbox test number 0001
 	} {
 		ref := fmt.Sprintf("order%d%d", run, i)
-		r, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
+		// The Tracker records the movement, then sends it: a crash in between forgets
+		// nothing, as its status check is asked later.
+		r, err := tracker.Receive(ctx, &billing.ReceiveParams{
 			Amount:          2500, // minor units: GHS 25.00
 			Phone:           payer.phone,
 			Provider:        billing.ProviderMTN,

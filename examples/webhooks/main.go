@@ -76,25 +76,20 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	for _, ref := range []string{payment, silent} {
-		if _, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
+		// The Tracker records each movement before sending it, so no crash forgets it.
+		if _, err := tracker.Receive(ctx, &billing.ReceiveParams{
 			Amount: 5000, Phone: "+233 24 123 4567", Provider: billing.ProviderMTN,
 			Description: "Order " + ref, ClientReference: ref, CallbackURL: callbackURL,
 		}); err != nil {
 			return fmt.Errorf("receive %s: %w", ref, err)
 		}
-		if err := tracker.Track(billing.KindReceive, ref); err != nil {
-			return err
-		}
 		fmt.Fprintln(out, "asked for", billing.Money{Amount: 5000, Currency: "GHS"}, "reference", describe(ref, run))
 	}
-	if _, err := c.Payouts.Send(ctx, &billing.SendParams{
+	if _, err := tracker.Send(ctx, &billing.SendParams{
 		Amount: 2000, Phone: "+233 20 123 4567", Provider: billing.ProviderTelecel, Name: "Kofi Boateng",
 		Description: "Refund", ClientReference: payout, CallbackURL: callbackURL,
 	}); err != nil {
 		return fmt.Errorf("send %s: %w", payout, err)
-	}
-	if err := tracker.Track(billing.KindSend, payout); err != nil {
-		return err
 	}
 	fmt.Fprintln(out, "paid out", billing.Money{Amount: 2000, Currency: "GHS"}, "reference", describe(payout, run))
 

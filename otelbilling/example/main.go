@@ -96,7 +96,7 @@ func run(w io.Writer) (err error) {
 	}); err != nil {
 		return err
 	}
-	if err := tracker.Track(billing.KindReceive, "order1042"); err != nil {
+	if err := tracker.Track(ctx, billing.KindReceive, "order1042"); err != nil {
 		return err
 	}
 	outcome, err := tracker.Await(ctx, billing.KindReceive, "order1042")

@@ -1,0 +1,317 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/billingtest"
+)
+
+// RunTracker runs, as subtests of t, the scenarios of several Tracker instances sharing
+// one store, against the sandbox with its manual clock: a callback delivered to one
+// instance resolves an Await on another; an instance that dies after tracking, or after
+// sending, leaves its movements to another's Run; three instances running Run over
+// hundreds of movements, with callbacks dropped, duplicated and spread over instances,
+// report each outcome exactly once and lose none. newStore returns an empty store for
+// one subtest; its instances share it.
+func RunTracker(t *testing.T, newStore func(t *testing.T) billing.Store) {
+	t.Run("CallbackOnAnotherInstanceResolvesAwait", func(t *testing.T) { testAwaitAcrossInstances(t, newStore(t)) })
+	t.Run("DeadInstanceIsResumed", func(t *testing.T) { testDeadInstanceResumed(t, newStore(t)) })
+	t.Run("ThreeInstancesReportEachOutcomeOnce", func(t *testing.T) { ManyInstances(t, newStore(t), 3, 300) })
+}
+
+// cluster is a sandbox and Tracker instances sharing one store, each with its callback
+// endpoint and its Run.
+type cluster struct {
+	t         *testing.T
+	srv       *billingtest.Server
+	client    *billing.Client
+	store     billing.Store
+	instances []*instance
+
+	mu       sync.Mutex
+	reported map[string][]*billing.Outcome // by client reference
+	progress chan struct{}
+}
+
+type instance struct {
+	tracker     *billing.Tracker
+	callbackURL string
+	handler     http.Handler
+	stop        func() // ends its Run, checking how it ended
+}
+
+func newCluster(t *testing.T, store billing.Store) *cluster {
+	srv := billingtest.NewServer(t, billingtest.WithManualClock())
+	return &cluster{t: t, srv: srv, client: srv.Client(), store: store, reported: map[string][]*billing.Outcome{}, progress: make(chan struct{}, 1)}
+}
+
+// start adds an instance; with run, its Run goes until the test ends.
+func (c *cluster) start(run bool) *instance {
+	t := c.t
+	name := fmt.Sprintf("instance%d", len(c.instances))
+	tr := billing.NewTracker(c.client, billing.TrackerOptions{
+		Store: c.store, Clock: c.srv.Clock(), Owner: name,
+		// Longer than the test's steps of the clock can outrun the work under way, so
+		// a lease ends only for an instance that stopped.
+		Lease: 10 * time.Minute,
+		OnOutcome: func(_ context.Context, o *billing.Outcome) error {
+			c.mu.Lock()
+			c.reported[o.ClientReference] = append(c.reported[o.ClientReference], o)
+			c.mu.Unlock()
+			select {
+			case c.progress <- struct{}{}:
+			default:
+			}
+			return nil
+		},
+	})
+	h := tr.Handler(billing.WithStatusCheckConfirmation(c.client))
+	endpoint := httptest.NewServer(h)
+	t.Cleanup(endpoint.Close)
+	in := &instance{tracker: tr, callbackURL: endpoint.URL + "/callbacks/" + name, handler: h, stop: func() {}}
+	if run {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- tr.Run(ctx) }()
+		in.stop = func() {
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: Run ended with %v, want context.Canceled", name, err)
+			}
+		}
+		t.Cleanup(func() { in.stop() })
+	}
+	c.instances = append(c.instances, in)
+	return in
+}
+
+// advanceUntil moves the sandbox clock a step at a time until done holds. Between steps
+// it lets the instances' Runs, which act on goroutines of their own, finish what the
+// last step woke: it waits until no outcome has been reported for a moment.
+func (c *cluster) advanceUntil(step time.Duration, steps int, done func() bool) {
+	settle := func() {
+		for !done() {
+			select {
+			case <-c.progress:
+			case <-time.After(25 * time.Millisecond):
+				return
+			}
+		}
+	}
+	for range steps {
+		if settle(); done() {
+			return
+		}
+		c.srv.Advance(step)
+	}
+	settle()
+}
+
+func (c *cluster) reports(ref string) []*billing.Outcome {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*billing.Outcome(nil), c.reported[ref]...)
+}
+
+func (c *cluster) reportedCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.reported)
+}
+
+func sendParams(ref, phone, callbackURL string) *billing.SendParams {
+	return &billing.SendParams{Amount: 2000, Phone: phone, Provider: billing.ProviderTelecel, Name: "Kofi",
+		Description: "Refund " + ref, ClientReference: ref, CallbackURL: callbackURL}
+}
+
+func receiveParams(ref, phone, callbackURL string) *billing.ReceiveParams {
+	return &billing.ReceiveParams{Amount: 5000, Phone: phone, Provider: billing.ProviderMTN,
+		Description: "Order " + ref, ClientReference: ref, CallbackURL: callbackURL}
+}
+
+func testAwaitAcrossInstances(t *testing.T, store billing.Store) {
+	c := newCluster(t, store)
+	a, b := c.start(false), c.start(false)
+	ctx := context.Background()
+	// A sends; the callback goes to B.
+	if _, err := a.tracker.Send(ctx, sendParams("acrossInstances1", "233201234567", b.callbackURL)); err != nil {
+		t.Fatal(err)
+	}
+	result := make(chan *billing.Outcome, 1)
+	go func() {
+		o, err := a.tracker.Await(ctx, billing.KindSend, "acrossInstances1")
+		if err != nil {
+			t.Errorf("Await on A: %v", err)
+		}
+		result <- o
+	}()
+	var o *billing.Outcome
+	for i := 0; o == nil && i < 60; i++ {
+		c.srv.Advance(time.Second) // delivers the callback to B, then A's Await looks again
+		select {
+		case o = <-result:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	switch {
+	case o == nil:
+		t.Fatal("A's Await did not return within a minute of sandbox time")
+	case !o.Succeeded() || o.Source != billing.SourceCallback || o.ID == "":
+		t.Fatalf("A's Await = %+v, want the success B received by callback, with an ID", o)
+	}
+	key, _ := billing.KeyOf(billing.KindSend, "acrossInstances1")
+	cbs, err := store.Callbacks(ctx, key)
+	if err != nil || len(cbs) != 1 || !strings.Contains(string(cbs[0].Body), "acrossInstances1") {
+		t.Fatalf("the callback's raw body was not kept for audit: %+v, %v", cbs, err)
+	}
+}
+
+func testDeadInstanceResumed(t *testing.T, store billing.Store) {
+	c := newCluster(t, store)
+	dead := c.start(false)
+	dead.callbackURL = "http://127.0.0.1:1/callbacks" // nobody answers: the instance is gone
+	ctx := context.Background()
+	// One tracked and sent, one tracked and never sent: then the instance dies.
+	if _, err := dead.tracker.Send(ctx, sendParams("deadSent1", "233201234567", dead.callbackURL)); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.tracker.Track(ctx, billing.KindSend, "deadUnsent1"); err != nil {
+		t.Fatal(err)
+	}
+	from := c.srv.Now()
+	c.start(true) // another instance's Run takes over
+	c.advanceUntil(30*time.Second, 40, func() bool { return len(c.reports("deadSent1")) > 0 })
+	c.srv.Advance(time.Minute) // deadUnsent1's deadline is past
+	got := c.reports("deadSent1")
+	if len(got) != 1 || !got[0].Succeeded() || got[0].Source != billing.SourceStatusCheck {
+		t.Fatalf("the sent payout was reported %d times: %+v; want once, succeeded by status check", len(got), got)
+	}
+	if n := c.srv.Movements("deadSent1"); n != 1 {
+		t.Fatalf("the sandbox holds %d movements of deadSent1, want 1", n)
+	}
+	if got := c.reports("deadUnsent1"); len(got) != 0 {
+		t.Fatalf("a movement never sent was reported: %+v", got[0])
+	}
+	r, err := c.instances[1].tracker.Reconcile(ctx, from.Add(-time.Hour), c.srv.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Overdue) != 1 || r.Overdue[0].ClientReference != "deadUnsent1" {
+		t.Fatalf("Reconcile's overdue = %+v, want deadUnsent1 alone", r.Overdue)
+	}
+	if len(r.StatusCheckOnly) != 1 || r.StatusCheckOnly[0].Key.ClientReference != "deadSent1" {
+		t.Fatalf("Reconcile's settled by status check alone = %+v, want deadSent1", r.StatusCheckOnly)
+	}
+}
+
+// ManyInstances runs instances Trackers with Run on store over movements payouts and
+// prompts sent through them in turn, against the sandbox with its manual clock. Their
+// callbacks go to another instance; some are dropped (the status check must resolve
+// them), some duplicated, some delivered again to a third instance; some numbers never
+// call back, some fail. It checks that OnOutcome was called exactly once for every
+// movement, with the sandbox's truth and a distinct Outcome.ID, that the sandbox moved
+// each once, and that nothing is left pending. It is the soak of a store.
+func ManyInstances(t *testing.T, store billing.Store, instances, movements int) {
+	c := newCluster(t, store)
+	for range instances {
+		c.start(true)
+	}
+	ctx := context.Background()
+	from := c.srv.Now()
+	type sent struct {
+		ref  string
+		kind billing.Kind
+		fail bool
+	}
+	var all []sent
+	for j := range movements {
+		in := c.instances[j%instances]
+		to := c.instances[(j+1)%instances]
+		ref := fmt.Sprintf("many%05d", j)
+		suffix := "4567" // success by callback
+		switch j % 5 {
+		case 0:
+			suffix = "0001" // failure by callback
+		case 1:
+			suffix = "0002" // no callback ever: the status check says
+		}
+		switch j % 7 {
+		case 0:
+			c.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: ref})
+		case 1:
+			c.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDuplicated, Reference: ref})
+		}
+		var err error
+		kind := billing.KindSend
+		if j%2 == 0 {
+			_, err = in.tracker.Send(ctx, sendParams(ref, "23320123"+suffix, to.callbackURL))
+		} else {
+			kind = billing.KindReceive
+			_, err = in.tracker.Receive(ctx, receiveParams(ref, "23324123"+suffix, to.callbackURL))
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		all = append(all, sent{ref: ref, kind: kind, fail: suffix == "0001"})
+	}
+	c.srv.Advance(0) // the sandbox resolves them and posts the callbacks
+	// Some callbacks reach a third instance too, as a load balancer may send them.
+	for _, d := range c.srv.Deliveries() {
+		if d.Status != http.StatusOK || !strings.Contains(string(d.Body), "many") {
+			continue
+		}
+		var j int
+		if _, err := fmt.Sscanf(string(d.Body)[strings.Index(string(d.Body), "many"):], "many%05d", &j); err != nil || j%7 != 2 {
+			continue
+		}
+		third := c.instances[(j+2)%instances]
+		req := httptest.NewRequest(http.MethodPost, third.callbackURL, strings.NewReader(string(d.Body)))
+		rec := httptest.NewRecorder()
+		third.handler.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("a callback delivered again to a third instance: %d %s", rec.Code, rec.Body)
+		}
+	}
+	c.advanceUntil(30*time.Second, 60, func() bool { return c.reportedCount() == movements })
+
+	ids := map[string]string{}
+	for _, s := range all {
+		got := c.reports(s.ref)
+		if len(got) != 1 {
+			for _, o := range got {
+				t.Logf("%s: %s %s %s %s", s.ref, o.ID, o.State, o.Source, o.At)
+			}
+			t.Errorf("%s reported %d times, want once", s.ref, len(got))
+			continue
+		}
+		o := got[0]
+		if o.Failed() != s.fail || !o.IsFinal() || o.Kind != s.kind {
+			t.Errorf("%s reported %s %s (source %s), want %s failed=%v", s.ref, o.Kind, o.State, o.Source, s.kind, s.fail)
+		}
+		if prev, dup := ids[o.ID]; dup || o.ID == "" {
+			t.Errorf("%s reported with ID %q, already %s's", s.ref, o.ID, prev)
+		}
+		ids[o.ID] = s.ref
+		if n := c.srv.Movements(s.ref); n != 1 {
+			t.Errorf("the sandbox holds %d movements of %s, want 1", n, s.ref)
+		}
+	}
+	r, err := c.instances[0].tracker.Reconcile(ctx, from.Add(-time.Hour), c.srv.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Overdue) != 0 {
+		t.Errorf("%d movements still pending, the first %+v", len(r.Overdue), r.Overdue[0])
+	}
+	t.Logf("%d instances, %d movements: %d reported once, %d settled by status check alone, %d unresolved",
+		instances, movements, len(ids), len(r.StatusCheckOnly), len(r.Overdue))
+}

@@ -1,0 +1,100 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// WithDedupeStore makes the handler record every callback it is delivered, with its raw
+// body, in store (kept for audit: see Store.Callbacks), and dedupe redeliveries through
+// it across every instance sharing the store: one already handled is answered 200
+// without calling the function again, one another instance is handling right now is
+// answered 503 with Retry-After, so the sender delivers it again later. A delivery is
+// recorded as handled only once the function returned nil; an error or a panic forgets
+// it, so its redelivery is handled. Events are the same when their kind, reference,
+// state and response code are (as for WithDedupe). The store's leases run on the wall
+// clock; Tracker.Handler uses the Tracker's Clock and Owner instead.
+func WithDedupeStore(store Store) WebhookOption {
+	return withCallbackStore(store, randomOwner(), wallClock{}, DefaultLease)
+}
+
+func withCallbackStore(store Store, owner string, clock Clock, lease time.Duration) WebhookOption {
+	return func(h *webhookHandler) {
+		if store != nil {
+			h.stored = &storeDedupe{store: store, owner: owner, clock: clock, lease: lease}
+		}
+	}
+}
+
+// storeDedupe is the handler's dedupe on a Store.
+type storeDedupe struct {
+	store Store
+	owner string
+	clock Clock
+	lease time.Duration
+}
+
+// begin records the delivery of ev and claims its handling. When the handler must go on
+// it returns proceed true and finish, to call with whether the function handled it (only
+// the first call counts; call it deferred with false so that a panic forgets the
+// claim). Otherwise it has answered the sender itself.
+func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
+	now := d.clock.Now()
+	c := Callback{Key: EventKey(ev), DedupeKey: storeDedupeKey(ev), Body: body, At: now}
+	claim, err := d.store.BeginCallback(r.Context(), c, d.owner, now.Add(d.lease))
+	switch {
+	case err != nil:
+		logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook not recorded", append(eventAttrs(ev), slog.String("error", err.Error()))...)
+		http.Error(w, "the event could not be recorded; deliver it again", http.StatusInternalServerError)
+		return nil, false
+	case claim == CallbackHandled:
+		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
+		writeReceived(w)
+		return nil, false
+	case claim == CallbackInFlight:
+		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook in flight elsewhere", eventAttrs(ev)...)
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "this event is being handled; deliver it again later", http.StatusServiceUnavailable)
+		return nil, false
+	}
+	done := false
+	return func(handled bool) {
+		if done {
+			return
+		}
+		done = true
+		// The sender may have gone; the record must still be finished.
+		ctx := context.WithoutCancel(r.Context())
+		if err := d.store.FinishCallback(ctx, c.DedupeKey, d.owner, handled, d.clock.Now()); err != nil {
+			logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook dedupe not finished", append(eventAttrs(ev), slog.String("error", err.Error()))...)
+		}
+	}, true
+}
+
+// storeDedupeKey is dedupeKey in a form every database keeps (no NUL bytes).
+func storeDedupeKey(ev Event) string {
+	return string(ev.Kind()) + "/" + string(ev.State()) + "/" + string(ev.Code()) + "/" + ev.Reference()
+}
+
+// rawBodyKey carries the raw body of the callback being handled to Tracker.Deliver.
+type rawBodyKey struct{}
+
+func withRawBody(ctx context.Context, body []byte) context.Context {
+	return context.WithValue(ctx, rawBodyKey{}, body)
+}
+
+// callbackBody is the raw body of ev for the store: the one the handler read, else ev
+// encoded again (a callback given to Deliver by the merchant's own handler).
+func callbackBody(ctx context.Context, ev Event) []byte {
+	if body, ok := ctx.Value(rawBodyKey{}).([]byte); ok && len(body) > 0 {
+		return body
+	}
+	body, err := json.Marshal(ev)
+	if err != nil || len(body) > MaxEventBytes {
+		return nil
+	}
+	return body
+}
