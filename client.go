@@ -1,7 +1,6 @@
 package billing
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"runtime"
 	"strings"
 	"time"
@@ -539,10 +539,22 @@ type envelope[T any] struct {
 func (e *envelope[T]) header() *envelopeHeader { return &e.envelopeHeader }
 func (e *envelope[T]) reset()                  { *e = envelope[T]{} }
 
+// hasData reports whether the body's data gave the result anything: not absent, null,
+// {}, or only fields the SDK does not read.
+func (e *envelope[T]) hasData() bool {
+	v := reflect.ValueOf(&e.Data).Elem()
+	switch v.Kind() {
+	case reflect.Map, reflect.Slice:
+		return v.Len() > 0
+	}
+	return !v.IsZero()
+}
+
 // decodeTarget is what the pipeline decodes a response into.
 type decodeTarget interface {
 	header() *envelopeHeader
 	reset()
+	hasData() bool
 }
 
 // do sends o and decodes the answer into out. It is the one path every call takes:
@@ -575,8 +587,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	// A money movement's success is judged on its body too (see accepted).
-	res := response{keepBody: o.retry == retryMoney}
+	var res response
 	req.SetResponseHandler(func(resp *http.Response) error { return res.read(resp, out) })
 
 	start := time.Now()
@@ -589,7 +600,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 			resp.Body.Close()
 		}
 	}
-	err = c.result(o, st, &res, out.header(), err)
+	err = c.result(o, st, &res, out, err)
 	c.logResult(ctx, o, st, &res, out.header(), err, time.Since(start))
 	return err
 }
@@ -601,8 +612,8 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 // 4xx and 5xx may come after the work was done: ErrOutcomeUnknown. A money movement
 // is also unknown when it is answered 2xx without a recognisable acceptance, 5xx, 408
 // or code 0005, and when a refusal answers a re-send (see resentRefusal).
-func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeader, err error) error {
-	money := o.retry == retryMoney
+func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget, err error) error {
+	money, h := o.retry == retryMoney, out.header()
 	if err != nil {
 		scrubURL(err)
 		if !st.reached && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
@@ -618,7 +629,7 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 		return nil
 	}
 	if ok && !h.failed() {
-		if !money || accepted(o, h, res.body) {
+		if !money || accepted(o, h, out) {
 			return nil
 		}
 	}
@@ -687,15 +698,12 @@ func resentRefusal(st *attemptState, status int, code ResponseCode) bool {
 }
 
 // accepted reports whether a 2xx answer to a money movement, which reports no failure,
-// recognisably says the service took it: its data is a JSON object with members, and its
+// recognisably says the service took it: its data gave the result something, and its
 // response code accepts (0000, 0001, or 2000 for a mandate), or, for a movement that
 // carries no code, it says success true. An empty body, null, {}, data null or a missing
 // code could come from anything between the SDK and the service, and is no acceptance.
-func accepted(o *op, h *envelopeHeader, body []byte) bool {
-	var probe struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(body, &probe) != nil || !objectWithMembers(probe.Data) {
+func accepted(o *op, h *envelopeHeader, out decodeTarget) bool {
+	if !out.hasData() {
 		return false
 	}
 	switch h.code() {
@@ -705,15 +713,6 @@ func accepted(o *op, h *envelopeHeader, body []byte) bool {
 		return o.acceptedWithoutCode && h.Success != nil && *h.Success
 	}
 	return false
-}
-
-// objectWithMembers reports whether raw is a JSON object other than {}.
-func objectWithMembers(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || raw[0] != '{' {
-		return false
-	}
-	return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
 }
 
 // endpoint builds the absolute URL of o.

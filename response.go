@@ -26,10 +26,9 @@ var errUnreadableBody = errors.New("unreadable response body")
 
 // response is what the pipeline keeps of the final answer.
 type response struct {
-	done     bool
-	status   int
-	body     []byte // kept for an *APIError, and of every answer when keepBody
-	keepBody bool
+	done   bool
+	status int
+	body   []byte // kept for an *APIError
 }
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -74,7 +73,7 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
 		return fmt.Errorf("%w: %v", errUnreadableBody, err)
 	}
-	if r.keepBody || out.header().failed() {
+	if out.header().failed() {
 		r.body = bytes.Clone(buf.Bytes())
 	}
 	return nil
