@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"runtime"
 	"strings"
 	"time"
@@ -106,6 +107,12 @@ func WithClientCredentials(clientID, clientSecret string) Option {
 		if clientID == "" || clientSecret == "" {
 			return errors.New("billing: WithClientCredentials needs both a client id and a client secret")
 		}
+		if err := headerSafe("WithClientCredentials", "client id", clientID); err != nil {
+			return err
+		}
+		if err := headerSafe("WithClientCredentials", "client secret", clientSecret); err != nil {
+			return err
+		}
 		c.clientID, c.clientSecret = clientID, clientSecret
 		return nil
 	}
@@ -118,6 +125,9 @@ func WithSecretKey(key string) Option {
 		if key == "" {
 			return errors.New("billing: WithSecretKey needs a key")
 		}
+		if err := headerSafe("WithSecretKey", "key", key); err != nil {
+			return err
+		}
 		c.secretKey = key
 		return nil
 	}
@@ -128,6 +138,9 @@ func WithSessionToken(token string) Option {
 	return func(c *config) error {
 		if token == "" {
 			return errors.New("billing: WithSessionToken needs a token")
+		}
+		if err := headerSafe("WithSessionToken", "token", token); err != nil {
+			return err
 		}
 		c.sessionToken = token
 		return nil
@@ -152,9 +165,28 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error { c.logger = l; return nil }
 }
 
-// WithUserAgent puts ua in front of the SDK's own User-Agent.
+// WithUserAgent puts ua in front of the SDK's own User-Agent. It must be a header value:
+// no CR, LF or other control character.
 func WithUserAgent(ua string) Option {
-	return func(c *config) error { c.userAgent = ua; return nil }
+	return func(c *config) error {
+		if err := headerSafe("WithUserAgent", "user agent", ua); err != nil {
+			return err
+		}
+		c.userAgent = ua
+		return nil
+	}
+}
+
+// headerSafe refuses a value bound for a request header that holds a control character:
+// CR or LF would split the header, and net/http refuses to send such a request at all.
+// The error names the option but never quotes the value, which may be a secret.
+func headerSafe(option, what, value string) error {
+	for i := 0; i < len(value); i++ {
+		if b := value[i]; b < 0x20 || b == 0x7f {
+			return fmt.Errorf("billing: %s: the %s contains a control character (CR, LF, NUL or another) at byte %d; a header value cannot carry it", option, what, i)
+		}
+	}
+	return nil
 }
 
 // WithRetry sets how many attempts a request may take in all (1 disables retries) and the
@@ -249,25 +281,53 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, errors.New("billing: no base URL: use WithBaseURL")
 	}
+	// Errors quote the URL without its userinfo: a password in it must not reach logs.
+	shown := redactUserinfo(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("billing: base URL: %w", err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error quotes the raw URL, password included
+		}
+		return nil, fmt.Errorf("billing: base URL %q: %w", shown, err)
 	}
 	if !u.IsAbs() || u.Host == "" {
-		return nil, fmt.Errorf("billing: base URL %q is not absolute", raw)
+		return nil, fmt.Errorf("billing: base URL %q is not absolute", shown)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("billing: base URL %q carries credentials; use WithClientCredentials, WithSecretKey or WithSessionToken", shown)
 	}
 	switch u.Scheme {
 	case "https":
 	case "http":
 		if !isLoopback(u.Hostname()) {
-			return nil, fmt.Errorf("billing: base URL %q: plain http is allowed only to a loopback host; use https", raw)
+			return nil, fmt.Errorf("billing: base URL %q: plain http is allowed only to a loopback host; use https", shown)
 		}
 	default:
-		return nil, fmt.Errorf("billing: base URL %q: scheme must be https", raw)
+		return nil, fmt.Errorf("billing: base URL %q: scheme must be https", shown)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
 	return u, nil
+}
+
+// redactUserinfo returns raw with the userinfo of its authority (user:password@) replaced,
+// working on the text so that it also serves a URL that does not parse.
+func redactUserinfo(raw string) string {
+	rest := raw
+	prefix := ""
+	if i := strings.Index(rest, "//"); i >= 0 {
+		prefix, rest = rest[:i+2], rest[i+2:]
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndexByte(rest[:end], '@')
+	if at < 0 {
+		return raw
+	}
+	return prefix + "redacted@" + rest[at+1:]
 }
 
 func isLoopback(host string) bool {
@@ -300,16 +360,58 @@ func (c *Client) newTransport(cfg *config) *retryablehttp.Client {
 	if cfg.timeoutSet || cfg.httpClient == nil {
 		hc.Timeout = cfg.timeout
 	}
+	// Ours replaces a WithHTTPClient client's own policy: redirects are a money question.
+	hc.CheckRedirect = checkRedirect
 	return &retryablehttp.Client{
-		HTTPClient:   &hc,
-		Logger:       nil, // the pipeline logs, with secrets and numbers kept out
-		RetryWaitMin: cfg.minWait,
-		RetryWaitMax: cfg.maxWait,
-		RetryMax:     cfg.maxAttempts - 1,
-		CheckRetry:   c.checkRetry,
-		Backoff:      c.backoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		HTTPClient:     &hc,
+		Logger:         nil, // the pipeline logs, with secrets and numbers kept out
+		RetryWaitMin:   cfg.minWait,
+		RetryWaitMax:   cfg.maxWait,
+		RetryMax:       cfg.maxAttempts - 1,
+		CheckRetry:     c.checkRetry,
+		Backoff:        c.backoff,
+		RequestLogHook: c.beginAttempt,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
 	}
+}
+
+// maxRedirects is how many same-origin redirects a read follows, as net/http does.
+const maxRedirects = 10
+
+// checkRedirect is the redirect policy of every http.Client the SDK uses (DESIGN
+// "Transport: redirects and replays"). A write follows no redirect: its 3xx comes back
+// to the pipeline, which reports it as an unknown outcome, since the server may have
+// done the work before answering it; following it would send the write again, or turn
+// it into a GET whose answer would pass for the write's. A read follows a redirect only
+// within its origin (scheme, host and port), so credentials never travel to another
+// host, a subdomain or plain http; another origin's 3xx is the read's answer.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0]
+	if first.Method != http.MethodGet && first.Method != http.MethodHead {
+		return http.ErrUseLastResponse
+	}
+	if !sameOrigin(first.URL, req.URL) {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	return nil
+}
+
+// sameOrigin reports whether a and b share scheme, host and port (RFC 6454).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && originPort(a) == originPort(b)
+}
+
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "http") {
+		return "80"
+	}
+	return "443"
 }
 
 func pooledTransport() *http.Transport {
@@ -375,6 +477,10 @@ type op struct {
 	// codeIsData marks a status check: its response code describes the transaction
 	// asked about, not the request, so only a non-2xx HTTP status is an error.
 	codeIsData bool
+	// acceptedWithoutCode marks a money movement whose acceptance carries no response
+	// code (checkout create answers {success, data}); every other one must answer an
+	// accepting code (see accepted).
+	acceptedWithoutCode bool
 }
 
 // newOp returns an op with the defaults of a billing-resource call: reads retried, writes
@@ -437,10 +543,22 @@ type envelope[T any] struct {
 func (e *envelope[T]) header() *envelopeHeader { return &e.envelopeHeader }
 func (e *envelope[T]) reset()                  { *e = envelope[T]{} }
 
+// hasData reports whether the body's data gave the result anything: not absent, null,
+// {}, or only fields the SDK does not read.
+func (e *envelope[T]) hasData() bool {
+	v := reflect.ValueOf(&e.Data).Elem()
+	switch v.Kind() {
+	case reflect.Map, reflect.Slice:
+		return v.Len() > 0
+	}
+	return !v.IsZero()
+}
+
 // decodeTarget is what the pipeline decodes a response into.
 type decodeTarget interface {
 	header() *envelopeHeader
 	reset()
+	hasData() bool
 }
 
 // do sends o and decodes the answer into out. It is the one path every call takes:
@@ -463,10 +581,10 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 		}
 		body = b // a []byte body is replayable and has a known Content-Length
 	}
-	st := &attemptState{class: o.retry}
 	var res response
 	ctx, observed := c.startCall(ctx, o)
-	req, err := retryablehttp.NewRequestWithContext(context.WithValue(ctx, attemptKey{}, st), o.method, target, body)
+	st, ctx := c.newAttemptState(ctx, o.retry)
+	req, err := retryablehttp.NewRequestWithContext(ctx, o.method, target, body)
 	if err != nil {
 		err = fmt.Errorf("billing: building %s %s: %w", o.method, o.path, err)
 		observed.finish(st, &res, nil, err)
@@ -489,29 +607,39 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 			resp.Body.Close()
 		}
 	}
-	err = c.result(o, st, &res, out.header(), err)
+	err = c.result(o, st, &res, out, err)
 	c.logResult(ctx, o, st, &res, out.header(), err, time.Since(start))
 	observed.finish(st, &res, out.header(), err)
 	return err
 }
 
 // result turns the outcome of the exchange into nil or a typed error.
-func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeader, err error) error {
-	money := o.retry == retryMoney
+//
+// For a request that must not be repeated, only an answer the SDK can classify is
+// definite. A 1xx, a 3xx (writes follow no redirect) or any other status outside 2xx,
+// 4xx and 5xx may come after the work was done: ErrOutcomeUnknown. A money movement
+// is also unknown when it is answered 2xx without a recognisable acceptance, 5xx, 408
+// or code 0005, and when a refusal answers a re-send (see resentRefusal).
+func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget, err error) error {
+	money, h := o.retry == retryMoney, out.header()
 	if err != nil {
 		scrubURL(err)
 		if !st.reached && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return err // nothing reached the server
 		}
 		if money && st.reached {
-			return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
-				RequestID: res.requestID()}
+			return c.unknown(o, res, err)
 		}
 		return fmt.Errorf("billing: %s %s: %w", o.method, maskNumbers(o.path), err)
 	}
 	ok := res.status >= 200 && res.status < 300
-	if ok && (o.codeIsData || !h.failed()) {
+	if ok && o.codeIsData {
 		return nil
+	}
+	if ok && !h.failed() {
+		if !money || accepted(o, h, out) {
+			return nil
+		}
 	}
 	apiErr := &APIError{
 		StatusCode:   res.status,
@@ -528,11 +656,74 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 	if apiErr.Message == "" && !ok {
 		apiErr.Message = http.StatusText(res.status)
 	}
-	if money && (res.status >= 500 || res.status == http.StatusRequestTimeout || apiErr.Code == CodeConnectionError) {
-		return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: apiErr.Path, Err: apiErr,
-			RequestID: apiErr.RequestID}
+	switch {
+	case ok && !h.failed():
+		// Only a money movement gets here: 2xx, yet nothing says the service took it.
+		apiErr.Message = "answered without a recognisable acceptance (no accepting response code, or no data)"
+		return c.unknown(o, res, apiErr)
+	case o.retry != retryRead && !classifiedStatus(res.status):
+		return c.unknown(o, res, apiErr)
+	case money && (res.status >= 500 || res.status == http.StatusRequestTimeout || apiErr.Code == CodeConnectionError):
+		return c.unknown(o, res, apiErr)
+	case money && resentRefusal(st, res.status, apiErr.Code):
+		return c.unknown(o, res, apiErr)
 	}
 	return apiErr
+}
+
+// unknown wraps err as the unknown outcome of o.
+func (c *Client) unknown(o *op, res *response, err error) error {
+	return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
+		RequestID: res.requestID()}
+}
+
+// classifiedStatus reports whether status is one the SDK reads as a definite answer:
+// 2xx, 4xx or 5xx.
+func classifiedStatus(status int) bool {
+	return (status >= 200 && status < 300) || (status >= 400 && status < 600)
+}
+
+// resentRefusal reports whether a refusal with status and code answers a money movement
+// that was sent more than once, an earlier attempt having (perhaps) arrived at the
+// server, and says nothing of that attempt. A refusal speaks for the attempt it answers:
+// if it depends on what the service holds, the earlier attempt may be what it holds (a
+// 2001 "duplicate client reference", a 4075 because the first attempt spent the
+// balance, a 409). Definite still are a 429, which does no work, and the refusals that
+// judge the request itself, its content or its caller, identical in every attempt: 4000
+// validation, 4101 keys, 4103 channel, 3050 not registered, 4070 declined, and HTTP 401
+// and 403. An earlier attempt that surely never arrived (its dial failed, or it wrote
+// nothing) does not count: a duplicate then is one of an earlier call, a true refusal.
+func resentRefusal(st *attemptState, status int, code ResponseCode) bool {
+	if !st.resent {
+		return false
+	}
+	switch code {
+	case CodeValidation, CodeKeysMismatch, CodeChannelNotAllowed, CodeNotRegistered, CodeDeclined:
+		return false
+	}
+	switch status {
+	case http.StatusTooManyRequests, http.StatusUnauthorized, http.StatusForbidden:
+		return false
+	}
+	return true
+}
+
+// accepted reports whether a 2xx answer to a money movement, which reports no failure,
+// recognisably says the service took it: its data gave the result something, and its
+// response code accepts (0000, 0001, or 2000 for a mandate), or, for a movement that
+// carries no code, it says success true. An empty body, null, {}, data null or a missing
+// code could come from anything between the SDK and the service, and is no acceptance.
+func accepted(o *op, h *envelopeHeader, out decodeTarget) bool {
+	if !out.hasData() {
+		return false
+	}
+	switch h.code() {
+	case CodeSuccess, CodeAccepted, CodePreapprovalOK:
+		return true
+	case "":
+		return o.acceptedWithoutCode && h.Success != nil && *h.Success
+	}
+	return false
 }
 
 // endpoint builds the absolute URL of o.

@@ -158,6 +158,26 @@ func TestMaskNumbers(t *testing.T) {
 		"/v1/subscriptions/sub_b12345678a9/cancel":        "/v1/subscriptions/sub_b12345678a9/cancel",
 		"233245550108 has no approved mandate":            "*********108 has no approved mandate",
 		"+233241234567, 0241234567":                       "+*********567, *******567",
+		// Numbers written in groups, or after a word that names them.
+		"call +233 55 777 1234 now":              "call +*** ** *** *234 now",
+		"233-557-771-234":                        "***-***-***-234",
+		"msisdn233557771234":                     "msisdn*********234",
+		"ACC9988776655":                          "ACC*******655",
+		"customerMsisdn=233241234567":            "customerMsisdn=*********567",
+		"accountNumber1020304050607":             "accountNumber**********607",
+		"wallet 024 123 4567":                    "wallet *** *** *567",
+		"(024) 123-4567 has no approved mandate": "(024) ***-*567 has no approved mandate",
+		// Ids, references, dates and small numbers stay readable.
+		"cus_01HQ3K9ZB8Y7X6W5V4T3S2R1P0":   "cus_01HQ3K9ZB8Y7X6W5V4T3S2R1P0",
+		"ORDER-2291-A":                     "ORDER-2291-A",
+		"order 1234 of 5678":               "order 1234 of 5678",
+		"expired on 2025-01-15 at 10:30":   "expired on 2025-01-15 at 10:30",
+		"ref0001234567 and INV2024000123":  "ref0001234567 and INV2024000123",
+		"3jL2KlUy3vt21debitC":              "3jL2KlUy3vt21debitC",
+		"amount 1200 fee 30 balance 99":    "amount 1200 fee 30 balance 99",
+		"dial tcp 127.0.0.1:4010: refused": "dial tcp 127.0.0.1:4010: refused",
+		"bank 300302 account 12-34":        "bank 300302 account 12-34",
+		"piano1234567x":                    "piano1234567x",
 	} {
 		assert.Equal(t, want, maskNumbers(in))
 	}

@@ -65,7 +65,10 @@ var (
 	// response code 4000).
 	ErrInvalidRequest = errors.New("billing: invalid request")
 	// ErrOutcomeUnknown: a money movement may or may not have happened. It was sent, but
-	// no definite answer came back (timeout, reset connection, 5xx, response code 0005).
+	// no definite answer came back (timeout, reset connection, 5xx, response code 0005,
+	// a redirect or any other answer that is neither yes nor no, a 2xx without an
+	// accepting code and data, or a refusal of a re-send the first attempt may explain).
+	// A write that is not a money movement answered by a 1xx or 3xx gets it too.
 	// Never re-send it blindly: resolve it with the status check or the Tracker.
 	ErrOutcomeUnknown = errors.New("billing: outcome unknown")
 	// ErrInsufficientCredits: a credit deduct asked for more than the wallet's balance

@@ -139,7 +139,7 @@ func TestObserverIsToldOfEachCallAndAttempt(t *testing.T) {
 		"a money movement accepted after a 429": {
 			steps: []func(http.ResponseWriter, *http.Request){
 				jsonAnswer(429, `{"success":false,"message":"slow down"}`, "Retry-After", "1"),
-				withRequestID("req_2", jsonAnswer(200, `{"message":"accepted","responseCode":"0001","data":{}}`)),
+				withRequestID("req_2", jsonAnswer(200, `{"message":"accepted","responseCode":"0001","data":{"transactionId":"tx_1","clientReference":"ref_1","amount":5000}}`)),
 			},
 			call: func(c *Client) error { return moneyCall(ctx(), c, "ref_1") },
 			want: []string{
@@ -235,7 +235,7 @@ func TestObserverServerAddressAndPort(t *testing.T) {
 func TestUnobservedCallsAllocateNothingForObserving(t *testing.T) {
 	c, err := NewClient(WithBaseURL("https://api.example.com"), WithSecretKey("sk"))
 	require.NoError(t, err)
-	assert.Nil(t, c.http.RequestLogHook, "no per-attempt hook without an Observer")
+	assert.Nil(t, c.observer, "nothing to tell without an Observer")
 	o := newOp(http.MethodGet, "/v1/customers/cust_1")
 	st := &attemptState{attempts: 1}
 	res := &response{done: true, status: 200}

@@ -193,7 +193,9 @@ func (s *PaymentsService) CreateCheckout(ctx context.Context, p *CheckoutParams)
 	}
 	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
 	body.Metadata = withMetadata(body.Metadata, "returnUrl", p.ReturnURL)
-	return send[Payment](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments", &body, p.ClientReference, false))
+	o := moneyOp(http.MethodPost, "/v1/payments", &body, p.ClientReference, false)
+	o.acceptedWithoutCode = true // checkout answers {success, data}, with no response code
+	return send[Payment](ctx, s.client, o)
 }
 
 // Get returns the checkout payment with the given reference: its status and, once paid,

@@ -1,11 +1,16 @@
 package billing_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,6 +175,14 @@ type requestFault struct {
 	fault billingtest.Fault // Kind empty: no fault, the baseline
 	// timeout is the client's timeout for the call, when the fault is about it.
 	timeout time.Duration
+	// resendMeetsDuplicate marks a fault after which the SDK rightly sends again (a 429)
+	// although the work was done: only a service that refuses the re-sent client
+	// reference keeps it to one movement. Checkout sessions are not deduplicated by
+	// client reference, so the row skips checkout.
+	resendMeetsDuplicate bool
+	// target is where a redirect fault points (see redirectTargets); empty is the
+	// request's own URL.
+	target string
 	// movements is what the sandbox records: 1 when the fault came after the work or
 	// the SDK sent again, 0 when it came before.
 	movements int
@@ -189,6 +202,76 @@ var requestFaults = []requestFault{
 	{name: "truncated body", fault: billingtest.Fault{Kind: billingtest.FaultTruncatedBody}, movements: 1, answer: answerUnknown},
 	{name: "malformed json", fault: billingtest.Fault{Kind: billingtest.FaultMalformedJSON}, movements: 1, answer: answerUnknown},
 	{name: "code 0005", fault: billingtest.Fault{Kind: billingtest.FaultCode0005}, movements: 1, answer: answerUnknown},
+	{name: "http 429 after the work, then the re-send refused as a duplicate", fault: billingtest.Fault{Kind: billingtest.FaultHTTP429AfterWork}, movements: 1, answer: answerUnknown, resendMeetsDuplicate: true},
+}
+
+// Where the redirect faults of the matrix point: a server that would accept anything,
+// an address nothing listens on, and a server that answers 429 (which a client judging
+// by the last hop would take for "never reached" and send again).
+const (
+	targetElsewhere = "elsewhere"
+	targetDeadPort  = "a dead port"
+	target429       = "a 429"
+)
+
+// The rows of every redirect and unclassified answer: a write follows no redirect, and
+// an answer that says neither yes nor no leaves the outcome unknown.
+func init() {
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		for _, target := range []string{"", targetElsewhere, targetDeadPort, target429} {
+			to := cmp.Or(target, "its own URL")
+			requestFaults = append(requestFaults, requestFault{
+				name:  fmt.Sprintf("redirect %d to %s before the work", status, to),
+				fault: billingtest.Fault{Kind: billingtest.FaultRedirect, Status: status}, target: target, answer: answerUnknown,
+			})
+		}
+		requestFaults = append(requestFaults, requestFault{
+			name:  fmt.Sprintf("redirect %d to its own URL after the work", status),
+			fault: billingtest.Fault{Kind: billingtest.FaultRedirectAfterWork, Status: status}, movements: 1, answer: answerUnknown,
+		})
+	}
+	for _, u := range []struct {
+		status int
+		body   string
+	}{
+		{200, `{}`}, {200, `null`}, {200, ` `}, {200, `{"data":null}`}, {201, `{"success":true}`}, {200, `{"success":true,"data":{}}`},
+		{204, ``}, {300, `{}`}, {304, ``}, {307, ``},
+	} {
+		requestFaults = append(requestFaults, requestFault{
+			name:  fmt.Sprintf("%d %q after the work", u.status, u.body),
+			fault: billingtest.Fault{Kind: billingtest.FaultUnclassifiedAfterWork, Status: u.status, Body: u.body}, movements: 1, answer: answerUnknown,
+		})
+	}
+}
+
+// redirectTarget returns the URL a redirect fault points to, and a count of the requests
+// that reached it, which must stay zero.
+func redirectTarget(t *testing.T, target string) (string, func() int32) {
+	t.Helper()
+	var hits atomic.Int32
+	serve := func(status int, body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/v1/anything"
+	}
+	switch target {
+	case targetElsewhere:
+		return serve(200, `{"success":true,"responseCode":"0001","data":{"reference":"elsewhere"}}`), hits.Load
+	case target429:
+		return serve(429, `{"success":false,"message":"slow down"}`), hits.Load
+	case targetDeadPort:
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		return "http://" + addr + "/v1/anything", hits.Load
+	}
+	return "", hits.Load
 }
 
 // checkMoneyAnswer holds the SDK to its promise: success, a typed *APIError with nothing
@@ -255,6 +338,9 @@ func TestFaultMatrixMoneyMovements(t *testing.T) {
 				continue
 			}
 			for _, rf := range requestFaults {
+				if rf.resendMeetsDuplicate && call.kind == "" {
+					continue
+				}
 				name := fmt.Sprintf("%s/%s/%s", call.name, pick(fails, "succeeds", "fails"), rf.name)
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
@@ -279,9 +365,10 @@ func moneyCellUnderRequestFault(t *testing.T, call moneyCall, fails bool, rf req
 		client = m.srv.Client(billing.WithTimeout(rf.timeout))
 	}
 	wantFired := 0
+	location, elsewhere := redirectTarget(t, rf.target)
 	if rf.fault.Kind != "" {
 		f := rf.fault
-		f.Route = call.route
+		f.Route, f.Location = call.route, location
 		m.srv.InjectFault(f)
 		wantFired = 1
 	}
@@ -289,6 +376,7 @@ func moneyCellUnderRequestFault(t *testing.T, call moneyCall, fails bool, rf req
 	err := call.run(context.Background(), client, m, ref, fails)
 
 	require.Equal(t, wantFired, m.srv.FaultsFired(), "the fault hit the call")
+	assert.Zero(t, elsewhere(), "nothing went where a redirect pointed")
 	movements := m.srv.Movements(ref)
 	assert.Equal(t, rf.movements, movements, "movements recorded for the reference")
 	checkMoneyAnswer(t, err, ref, movements)

@@ -15,6 +15,9 @@ import (
 const (
 	maxBodyBytes      = 32 << 20
 	maxErrorBodyBytes = 64 << 10
+	// maxPreallocBytes bounds what a declared Content-Length reserves before the body
+	// arrives.
+	maxPreallocBytes = 64 << 10
 )
 
 // errUnreadableBody marks a response whose body could not be read or decoded. Reads are
@@ -40,6 +43,11 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	defer resp.Body.Close()
 	r.done, r.status, r.body, r.header, r.from = true, resp.StatusCode, nil, resp.Header, resp
 	out.reset()
+	if resp.StatusCode < 200 {
+		// A 1xx that reaches here is a 101 whose body is the upgraded connection: no
+		// answer will come through it, so it is not read.
+		return nil
+	}
 
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	limit := int64(maxErrorBodyBytes)
@@ -49,8 +57,10 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	buf := bufferPool.Get().(*bytes.Buffer)
 	defer putBuffer(buf)
 	buf.Reset()
-	if n := resp.ContentLength; n > 0 && n <= limit {
-		buf.Grow(int(n))
+	// The declared length only hints: the buffer grows with what arrives, so a body
+	// that declares 32 MiB and sends one byte costs what one byte costs.
+	if n := resp.ContentLength; n > 0 {
+		buf.Grow(int(min(n, limit, maxPreallocBytes)))
 	}
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
 	if err != nil {

@@ -7,8 +7,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
+	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 )
 
 // retryClass says how far a request may be retried (DESIGN "Retries: never move money
@@ -27,20 +31,76 @@ const (
 	retryMoney
 )
 
-// attemptState is what the policy learned of the last attempt: whether the request may
-// have reached the server. It lives in the request's context, so the shared transport
-// keeps no per-request state.
+// attemptState is what the policy learned of the attempts of one call: whether the
+// last may have been processed, and whether any may have arrived at the server. It lives
+// in the request's context, so the shared transport keeps no per-request state.
 type attemptState struct {
 	class    retryClass
 	reached  bool // the last attempt may have been processed by the server
 	attempts int
-	// judged is the answer last judged: the transport judges an answer twice when it
-	// goes on to read its body (on its status, then after the read), and that is still
-	// one attempt.
-	judged *http.Response
+
+	// delivered: the last attempt may have arrived at the server, whatever it answered
+	// (a 429 arrived, though it did no work). resent: an attempt before the last one
+	// had. A refusal of a re-sent money movement says nothing of the earlier attempt.
+	delivered, resent bool
+
+	// traced: the transport reports through httptrace when it has written the request's
+	// headers (net/http's own does, for HTTP/1 and HTTP/2 alike), so an attempt that
+	// never wrote them surely never reached the server. For any other transport only a
+	// failed dial proves that.
+	traced bool
+	wrote  atomic.Bool // the current attempt wrote its headers; set by the trace
+	trace  httptrace.ClientTrace
 }
 
 type attemptKey struct{}
+
+// newAttemptState returns the state of one call of class, and the context carrying it
+// (and, for a request that must not be repeated, the trace telling whether an attempt
+// wrote anything).
+func (c *Client) newAttemptState(ctx context.Context, class retryClass) (*attemptState, context.Context) {
+	st := &attemptState{class: class}
+	ctx = context.WithValue(ctx, attemptKey{}, st)
+	if class == retryRead {
+		return st, ctx // a read may be sent again whether or not it was written
+	}
+	switch c.http.HTTPClient.Transport.(type) {
+	case nil, *http.Transport:
+		st.traced = true
+		st.trace.WroteHeaders = st.wroteHeaders
+		ctx = httptrace.WithClientTrace(ctx, &st.trace)
+	}
+	return st, ctx
+}
+
+func (st *attemptState) wroteHeaders() { st.wrote.Store(true) }
+
+// mayHaveArrived reports whether an attempt that failed with err may have reached the
+// server: not when its connection was never made, nor when the transport says it never
+// wrote a byte of the request (a refused proxy, a request net/http would not send).
+func (st *attemptState) mayHaveArrived(err error) bool {
+	return !neverConnected(err) && (!st.traced || st.wrote.Load())
+}
+
+// beginAttempt is the transport's RequestLogHook, run before each attempt. It counts
+// the attempt, remembers whether an earlier one may have arrived, and makes a request
+// that must not be repeated unrepeatable below the SDK: net/http's HTTP/2 transport
+// re-sends a request whose GetBody can rewind it after the server reset the stream,
+// even once the server has read it whole. Without GetBody that transport re-sends only
+// what it never wrote, and each SDK attempt reaches the wire at most once.
+func (c *Client) beginAttempt(_ retryablehttp.Logger, req *http.Request, _ int) {
+	st, _ := req.Context().Value(attemptKey{}).(*attemptState)
+	if st == nil {
+		return
+	}
+	st.attempts++
+	st.resent = st.resent || st.delivered
+	st.delivered = false
+	st.wrote.Store(false)
+	if st.class != retryRead {
+		req.GetBody = nil
+	}
+}
 
 // checkRetry is the transport's CheckRetry. It decides per attempt and records whether
 // the request may have reached the server, which the pipeline uses to tell a clean
@@ -50,12 +110,9 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	if st == nil {
 		st = &attemptState{class: retryWrite}
 	}
-	if resp == nil || resp != st.judged {
-		st.attempts++
-	}
-	st.judged = resp
 	if err != nil {
-		st.reached = !neverConnected(err)
+		st.reached = st.mayHaveArrived(err)
+		st.delivered = st.delivered || st.reached
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return false, ctxErr
 		}
@@ -67,6 +124,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		}
 		return st.class == retryRead && !permanentTransportError(err), nil
 	}
+	st.delivered = true
 	// A response is judged on its own, even if ctx ended meanwhile: a definite answer
 	// stays definite, and the transport's wait before a retry honours ctx itself.
 	switch code := resp.StatusCode; {
@@ -78,6 +136,9 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return !ok || wait <= c.maxRetryAfter, nil
 	case code >= 500 && code != http.StatusNotImplemented, code == http.StatusRequestTimeout:
 		st.reached = true
+		if wait, ok := retryAfter(resp, time.Now()); ok && wait > c.maxRetryAfter {
+			return false, nil // the service asks for a longer pause than we hold the caller
+		}
 		return st.class == retryRead, nil
 	default:
 		// A definite answer: the pipeline reports it as it is.
@@ -113,8 +174,12 @@ func exponentialJitter(min, max time.Duration, attempt int) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
+// maxRetryAfterHint bounds a Retry-After: any longer pause, up to one too large to
+// count, reads as this one, far beyond what the client waits, so it is never retried.
+const maxRetryAfterHint = 24 * time.Hour
+
 // retryAfter reads a Retry-After header on 429 and 503 answers, in seconds or as an HTTP
-// date.
+// date, capped at maxRetryAfterHint.
 func retryAfter(resp *http.Response, now time.Time) (time.Duration, bool) {
 	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 		return 0, false
@@ -123,16 +188,31 @@ func retryAfter(resp *http.Response, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+	if isDigits(v) {
+		// Compare in seconds before converting: 9223372037 seconds and more overflow
+		// a Duration into a negative, that is an immediate, wait.
+		secs, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || secs > uint64(maxRetryAfterHint/time.Second) {
+			return maxRetryAfterHint, true
+		}
 		return time.Duration(secs) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return d, true
+			return min(d, maxRetryAfterHint), true
 		}
 		return 0, true
 	}
 	return 0, false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // neverConnected reports whether err shows that no connection was made, so the request

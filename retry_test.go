@@ -180,7 +180,7 @@ func TestMoneyMovementAmbiguousFailuresAreOutcomeUnknown(t *testing.T) {
 		"0005":      jsonAnswer(200, `{"success":false,"responseCode":"0005","message":"connection error"}`),
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := newScriptedServer(t, failure, jsonAnswer(200, `{"success":true,"responseCode":"0001","data":{}}`))
+			srv := newScriptedServer(t, failure, jsonAnswer(200, acceptedReceive))
 			c, _ := newTestClient(t, srv.URL)
 
 			err := moneyCall(context.Background(), c, "ref123")
@@ -229,7 +229,7 @@ func TestMoneyMovementDefiniteFailuresAreAPIErrors(t *testing.T) {
 func TestRateLimitWaitsRetryAfterForEveryKindOfRequest(t *testing.T) {
 	limited := jsonAnswer(429, `{"success":false,"message":"slow down","code":"429"}`, "Retry-After", "7")
 	t.Run("money", func(t *testing.T) {
-		srv := newScriptedServer(t, limited, jsonAnswer(200, `{"success":true,"responseCode":"0001","data":{}}`))
+		srv := newScriptedServer(t, limited, jsonAnswer(200, acceptedReceive))
 		c, rec := newTestClient(t, srv.URL)
 		require.NoError(t, moneyCall(context.Background(), c, "ref1"))
 		assert.Equal(t, []time.Duration{7 * time.Second}, rec.recorded())
@@ -313,7 +313,7 @@ func TestDialFailureIsRetriedForAnyMethod(t *testing.T) {
 				require.NoError(t, err)
 				srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					hits.Add(1)
-					jsonAnswer(200, `{"success":true,"responseCode":"0001","data":{}}`)(w, r)
+					jsonAnswer(200, acceptedReceive)(w, r)
 				})}
 				go func() { _ = srv.Serve(l) }()
 				t.Cleanup(func() { _ = srv.Close() })
@@ -373,7 +373,7 @@ func TestContextDeadlineDuringMoneyMovementIsOutcomeUnknown(t *testing.T) {
 	srv := newScriptedServer(t, func(w http.ResponseWriter, r *http.Request) {
 		close(started)
 		<-release // the work is under way when the caller gives up
-		jsonAnswer(200, `{"success":true,"responseCode":"0001","data":{}}`)(w, r)
+		jsonAnswer(200, acceptedReceive)(w, r)
 	})
 	defer close(release)
 	c, _ := newTestClient(t, srv.URL)

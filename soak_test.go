@@ -161,39 +161,59 @@ func (s *soak) setUp() {
 // uses: one at a random place in every run of ten, over more requests than each route
 // is expected to see.
 func (s *soak) armFaults(rng *rand.Rand, movements int) {
-	moneyKinds := []billingtest.FaultKind{
+	of := func(kinds ...billingtest.FaultKind) []billingtest.Fault {
+		out := make([]billingtest.Fault, len(kinds))
+		for i, k := range kinds {
+			out[i] = billingtest.Fault{Kind: k}
+		}
+		return out
+	}
+	retried := of(
 		billingtest.FaultLatency, billingtest.FaultHTTP500, billingtest.FaultHTTP502, billingtest.FaultHTTP503, billingtest.FaultHTTP429,
 		billingtest.FaultResetBeforeWork, billingtest.FaultResponseLost, billingtest.FaultTruncatedBody, billingtest.FaultMalformedJSON,
-		billingtest.FaultCode0005,
+	)
+	withCode0005 := append(slices.Clone(retried), billingtest.Fault{Kind: billingtest.FaultCode0005})
+	// A money movement also meets redirects of every kind, before and after the work,
+	// and answers that say neither yes nor no.
+	checkout := slices.Clone(withCode0005)
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		checkout = append(checkout,
+			billingtest.Fault{Kind: billingtest.FaultRedirect, Status: status},
+			billingtest.Fault{Kind: billingtest.FaultRedirectAfterWork, Status: status})
 	}
-	retriedKinds := moneyKinds[:len(moneyKinds)-1]
+	for _, body := range []string{`{}`, `null`, `{"data":null}`, `{"success":true}`} {
+		checkout = append(checkout, billingtest.Fault{Kind: billingtest.FaultUnclassifiedAfterWork, Body: body})
+	}
+	checkout = append(checkout, billingtest.Fault{Kind: billingtest.FaultUnclassifiedAfterWork, Status: 304, Body: " "})
+	// A 429 after the work makes the SDK send again, and the service refuse the
+	// duplicate reference; checkout sessions have no such dedupe, so only the others.
+	money := append(slices.Clone(checkout), billingtest.Fault{Kind: billingtest.FaultHTTP429AfterWork})
 	routes := []struct {
 		route    string
 		expected int
-		kinds    []billingtest.FaultKind
+		faults   []billingtest.Fault
 	}{
-		{"POST /v1/payments", movements * 3 / 20, moneyKinds},
-		{"POST /v1/payments/receive", movements * 6 / 20, moneyKinds},
-		{"POST /v1/payments/send", movements * 4 / 20, moneyKinds},
-		{matrixBankRoute, movements * 3 / 20, moneyKinds},
-		{"POST /v1/payments/direct-debit", movements * 3 / 20, moneyKinds},
-		{"POST /v1/mandates", movements / 20, moneyKinds},
-		{"GET /v1/payments/{reference}", movements, retriedKinds},
-		{"GET /v1/merchants/{account}/transactions/status", movements / 4, retriedKinds},
-		{"GET /v1/payments/direct-debit/status/{clientReference}", movements / 4, moneyKinds},
-		{"GET /v1/mandates/preapproval/{clientReferenceId}/status", movements / 10, moneyKinds},
-		{"POST /v1/credits/{customerId}/grant", movements / 5, retriedKinds},
-		{"POST /v1/credits/{customerId}/deduct", movements / 10, retriedKinds},
-		{"POST /v1/meters/{id}/events", movements / 5, retriedKinds},
-		{"POST /v1/customers", movements / 20, retriedKinds},
+		{"POST /v1/payments", movements * 3 / 20, checkout},
+		{"POST /v1/payments/receive", movements * 6 / 20, money},
+		{"POST /v1/payments/send", movements * 4 / 20, money},
+		{matrixBankRoute, movements * 3 / 20, money},
+		{"POST /v1/payments/direct-debit", movements * 3 / 20, money},
+		{"POST /v1/mandates", movements / 20, money},
+		{"GET /v1/payments/{reference}", movements, retried},
+		{"GET /v1/merchants/{account}/transactions/status", movements / 4, retried},
+		{"GET /v1/payments/direct-debit/status/{clientReference}", movements / 4, withCode0005},
+		{"GET /v1/mandates/preapproval/{clientReferenceId}/status", movements / 10, withCode0005},
+		{"POST /v1/credits/{customerId}/grant", movements / 5, retried},
+		{"POST /v1/credits/{customerId}/deduct", movements / 10, retried},
+		{"POST /v1/meters/{id}/events", movements / 5, retried},
+		{"POST /v1/customers", movements / 20, retried},
 	}
 	for _, r := range routes {
 		for block := 0; block*soakFaultEvery < 2*r.expected+soakFaultEvery; block++ {
-			kind := r.kinds[rng.IntN(len(r.kinds))]
-			s.srv.InjectFault(billingtest.Fault{
-				Route: r.route, Nth: block*soakFaultEvery + 1 + rng.IntN(soakFaultEvery), Kind: kind,
-				Latency: time.Duration(1+rng.IntN(10)) * time.Millisecond,
-			})
+			f := r.faults[rng.IntN(len(r.faults))]
+			f.Route, f.Nth = r.route, block*soakFaultEvery+1+rng.IntN(soakFaultEvery)
+			f.Latency = time.Duration(1+rng.IntN(10)) * time.Millisecond
+			s.srv.InjectFault(f)
 		}
 	}
 }

@@ -101,6 +101,18 @@ const (
 	// error to the network, final state unknown): what the spec says checkout may
 	// answer.
 	FaultCode0005 = FaultKind(sandbox.FaultCode0005)
+	// FaultRedirect answers the fault's Status (a 3xx, 307 by default) with its
+	// Location (by default the request's own URL), before the work.
+	FaultRedirect = FaultKind(sandbox.FaultRedirect)
+	// FaultRedirectAfterWork does the work, then answers as FaultRedirect does.
+	FaultRedirectAfterWork = FaultKind(sandbox.FaultRedirectAfterWork)
+	// FaultUnclassifiedAfterWork does the work, then answers the fault's Status (200
+	// by default) with its Body verbatim ("{}" by default): an answer that says
+	// neither yes nor no.
+	FaultUnclassifiedAfterWork = FaultKind(sandbox.FaultUnclassifiedAfterWork)
+	// FaultHTTP429AfterWork does the work, then answers 429 with the fault's
+	// RetryAfter: a client re-sending the request meets its own duplicate.
+	FaultHTTP429AfterWork = FaultKind(sandbox.FaultHTTP429AfterWork)
 )
 
 // Fault makes one request to a route fail in a chosen way.
@@ -117,9 +129,16 @@ type Fault struct {
 	// Latency is the hold of FaultLatency, in real time: the SDK's timeout runs on
 	// the real clock. Zero means one second; at most a minute.
 	Latency time.Duration
-	// RetryAfter is the Retry-After of FaultHTTP503 and FaultHTTP429, sent in whole
-	// seconds rounded up. Zero sends "Retry-After: 0": retry at once.
+	// RetryAfter is the Retry-After of FaultHTTP503, FaultHTTP429 and
+	// FaultHTTP429AfterWork, sent in whole seconds rounded up. Zero sends
+	// "Retry-After: 0": retry at once.
 	RetryAfter time.Duration
+	// Status is the status of the redirect faults (300 to 399) and of
+	// FaultUnclassifiedAfterWork (200 to 599); zero means their default.
+	Status int
+	// Location is where the redirect faults point; empty means the request's own
+	// URL. Body is the body of FaultUnclassifiedAfterWork; empty means "{}".
+	Location, Body string
 }
 
 // InjectFault arms f. Each request takes at most one fault; two faults due on
@@ -132,6 +151,7 @@ type Fault struct {
 func (s *Server) InjectFault(f Fault) {
 	err := s.sandbox.InjectFault(sandbox.Fault{
 		Route: f.Route, Nth: f.Nth, Kind: sandbox.FaultKind(f.Kind), Latency: f.Latency, RetryAfter: f.RetryAfter,
+		Status: f.Status, Location: f.Location, Body: f.Body,
 	})
 	if err != nil {
 		panic("billingtest: " + err.Error())

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,6 +53,21 @@ const (
 	// 0005, the spec's "connection error to the telco or card network; final
 	// state unknown" of checkout.
 	FaultCode0005 FaultKind = "code-0005"
+	// FaultRedirect answers the fault's Status (a 3xx, 307 by default) with its
+	// Location (by default the request's own URL), before the work: a proxy or a
+	// moved service. A client that follows it sends the request again.
+	FaultRedirect FaultKind = "redirect"
+	// FaultRedirectAfterWork does the work, then answers as FaultRedirect does.
+	FaultRedirectAfterWork FaultKind = "redirect-after-work"
+	// FaultUnclassifiedAfterWork does the work, then answers the fault's Status
+	// (200 by default) with its Body verbatim ("{}" by default): an answer that
+	// says neither yes nor no, such as 304, 307 without Location, or 200 with
+	// null, {} or data null.
+	FaultUnclassifiedAfterWork FaultKind = "unclassified-after-work"
+	// FaultHTTP429AfterWork does the work, then answers 429 with Retry-After as
+	// FaultHTTP429 does: a rate limiter behind which the request went through
+	// anyway, so that a client re-sending it meets its own duplicate.
+	FaultHTTP429AfterWork FaultKind = "http-429-after-work"
 )
 
 // CodeConnectionError is the response code of FaultCode0005 (SPEC "Errors").
@@ -87,9 +103,17 @@ type Fault struct {
 	// Latency is the hold of FaultLatency, in real time (the SDK's timeout
 	// runs on the real clock); zero means DefaultLatency.
 	Latency time.Duration
-	// RetryAfter is the Retry-After of FaultHTTP503 and FaultHTTP429, sent in
-	// whole seconds rounded up; zero sends "Retry-After: 0", retry at once.
+	// RetryAfter is the Retry-After of FaultHTTP503, FaultHTTP429 and
+	// FaultHTTP429AfterWork, sent in whole seconds rounded up; zero sends
+	// "Retry-After: 0", retry at once.
 	RetryAfter time.Duration
+	// Status is the status of FaultRedirect, FaultRedirectAfterWork (300 to
+	// 399) and FaultUnclassifiedAfterWork (100 to 599); zero means their default.
+	Status int
+	// Location is the Location of the redirect faults; empty means the
+	// request's own URL. Body is the body of FaultUnclassifiedAfterWork; empty
+	// means "{}".
+	Location, Body string
 }
 
 // requestEffect serves a faulted request; serve is the route's own handling.
@@ -156,6 +180,42 @@ var requestFaultKinds = map[FaultKind]func(Fault) requestEffect{
 			"connection error to the telco or card network (an injected fault); the final state is unknown: run the status check")
 		c.replay(w, body, body)
 	}),
+	FaultRedirect: func(f Fault) requestEffect {
+		return func(w http.ResponseWriter, r *http.Request, _ http.HandlerFunc) { redirect(routedWriter(w), r, f) }
+	},
+	FaultRedirectAfterWork: func(f Fault) requestEffect {
+		return func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
+			serve(&capturedResponse{header: http.Header{}, status: http.StatusOK}, r)
+			redirect(routedWriter(w), r, f)
+		}
+	},
+	FaultUnclassifiedAfterWork: func(f Fault) requestEffect {
+		status, body := cmp.Or(f.Status, http.StatusOK), cmp.Or(f.Body, "{}")
+		return func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
+			serve(&capturedResponse{header: http.Header{}, status: http.StatusOK}, r)
+			w = routedWriter(w)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, body)
+		}
+	},
+	FaultHTTP429AfterWork: func(f Fault) requestEffect {
+		answer := beforeWork(http.StatusTooManyRequests, CodeRateLimited, "too many requests (an injected fault)")(f)
+		return func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
+			serve(&capturedResponse{header: http.Header{}, status: http.StatusOK}, r)
+			answer(w, r, serve)
+		}
+	},
+}
+
+// redirect answers the redirect of f to r.
+func redirect(w http.ResponseWriter, r *http.Request, f Fault) {
+	location := f.Location
+	if location == "" {
+		location = r.URL.RequestURI()
+	}
+	w.Header().Set("Location", location)
+	w.WriteHeader(cmp.Or(f.Status, http.StatusTemporaryRedirect))
 }
 
 // beforeWork builds the effect of an error body answered before the work; a
@@ -349,6 +409,20 @@ func (s *Server) InjectFault(f Fault) error {
 	if f.RetryAfter < 0 {
 		return fmt.Errorf("sandbox: fault RetryAfter must not be negative, not %s", f.RetryAfter)
 	}
+	switch {
+	case f.Status == 0:
+	case f.Kind == FaultRedirect || f.Kind == FaultRedirectAfterWork:
+		if f.Status < 300 || f.Status > 399 {
+			return fmt.Errorf("sandbox: a redirect fault's Status must be 300 to 399, not %d", f.Status)
+		}
+	case f.Kind == FaultUnclassifiedAfterWork:
+		// 1xx would be taken for an informational answer before the real one.
+		if f.Status < 200 || f.Status > 599 {
+			return fmt.Errorf("sandbox: an unclassified fault's Status must be 200 to 599, not %d", f.Status)
+		}
+	default:
+		return fmt.Errorf("sandbox: fault kind %s takes no Status", f.Kind)
+	}
 	if !s.hasRoute(f.Route) {
 		return fmt.Errorf("sandbox: no route %q; a fault names a route pattern such as \"POST /v1/payments/receive\"", f.Route)
 	}
@@ -359,8 +433,9 @@ func (s *Server) InjectFault(f Fault) error {
 // FaultKindNames returns the names of the request fault kinds, sorted.
 func FaultKindNames() []string {
 	return []string{
-		string(FaultCode0005), string(FaultHTTP429), string(FaultHTTP500), string(FaultHTTP502), string(FaultHTTP503),
-		string(FaultLatency), string(FaultMalformedJSON), string(FaultResetBeforeWork), string(FaultResponseLost), string(FaultTruncatedBody),
+		string(FaultCode0005), string(FaultHTTP429), string(FaultHTTP429AfterWork), string(FaultHTTP500), string(FaultHTTP502), string(FaultHTTP503),
+		string(FaultLatency), string(FaultMalformedJSON), string(FaultRedirect), string(FaultRedirectAfterWork), string(FaultResetBeforeWork),
+		string(FaultResponseLost), string(FaultTruncatedBody), string(FaultUnclassifiedAfterWork),
 	}
 }
 
@@ -431,7 +506,8 @@ func faultRoutes(s *Server) []route {
 
 // injectFault arms a request fault: {"route": "POST /v1/payments/receive",
 // "kind": "response-lost", "nth": 2, "latencyMs": 1500, "retryAfterSeconds":
-// 5}; route and kind are required. It answers the fault as armed.
+// 5, "status": 308, "location": "https://elsewhere.test/", "body": "{}"};
+// route and kind are required. It answers the fault as armed.
 func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeFields(r)
 	if err != nil {
@@ -451,17 +527,25 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) {
 	if f.has("retryAfterSeconds") {
 		retryAfter, _ = f.integerRange("retryAfterSeconds", 0, 24*60*60)
 	}
+	var status int64
+	if f.has("status") {
+		status, _ = f.integerRange("status", 200, 599)
+	}
+	location, _ := f.optionalString("location")
+	body, _ := f.optionalString("body")
 	if err := f.err(); err != nil {
 		writeError(w, err)
 		return
 	}
 	fault := Fault{Route: route, Nth: int(nth), Kind: FaultKind(kind),
-		Latency: time.Duration(latencyMs) * time.Millisecond, RetryAfter: time.Duration(retryAfter) * time.Second}
+		Latency: time.Duration(latencyMs) * time.Millisecond, RetryAfter: time.Duration(retryAfter) * time.Second,
+		Status: int(status), Location: location, Body: body}
 	if err := s.InjectFault(fault); err != nil {
 		writeError(w, validationError("kind", "%s", err.Error()))
 		return
 	}
-	writeData(w, http.StatusCreated, faultView{Route: route, Kind: kind, Nth: max(int(nth), 1), LatencyMs: latencyMs, RetryAfterSeconds: retryAfter})
+	writeData(w, http.StatusCreated, faultView{Route: route, Kind: kind, Nth: max(int(nth), 1), LatencyMs: latencyMs, RetryAfterSeconds: retryAfter,
+		Status: int(status), Location: location, Body: body})
 }
 
 type faultView struct {
@@ -470,6 +554,9 @@ type faultView struct {
 	Nth               int    `json:"nth"`
 	LatencyMs         int64  `json:"latencyMs,omitempty"`
 	RetryAfterSeconds int64  `json:"retryAfterSeconds,omitempty"`
+	Status            int    `json:"status,omitempty"`
+	Location          string `json:"location,omitempty"`
+	Body              string `json:"body,omitempty"`
 }
 
 // ParseFaults reads the compact fault syntax of examples/sandbox -faults: items
@@ -488,7 +575,7 @@ func ParseFaults(spec string) ([]Fault, error) {
 		case !hasDuration:
 		case f.Kind == FaultLatency:
 			f.Latency = d
-		case f.Kind == FaultHTTP503, f.Kind == FaultHTTP429:
+		case f.Kind == FaultHTTP503, f.Kind == FaultHTTP429, f.Kind == FaultHTTP429AfterWork:
 			f.RetryAfter = d
 		default:
 			return fmt.Errorf("%s takes no duration", kind)

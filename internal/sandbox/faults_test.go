@@ -353,3 +353,46 @@ func TestParseFaults(t *testing.T) {
 	s := newTestServer(t, Config{})
 	assert.Error(t, s.InjectFault(faults[0]))
 }
+
+func TestFaultsThatAnswerWhatCannotBeClassified(t *testing.T) {
+	noRedirects := &http.Client{
+		Transport:     &http.Transport{DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	for _, tc := range []struct {
+		name     string
+		fault    Fault
+		status   int
+		location string
+		body     string
+		done     int // movements recorded
+	}{
+		{"redirect by default", Fault{Kind: FaultRedirect}, http.StatusTemporaryRedirect, "/v1/payments/send", "", 0},
+		{"redirect elsewhere", Fault{Kind: FaultRedirect, Status: 301, Location: "http://127.0.0.1:1/x"}, 301, "http://127.0.0.1:1/x", "", 0},
+		{"redirect after the work", Fault{Kind: FaultRedirectAfterWork, Status: 303}, 303, "/v1/payments/send", "", 1},
+		{"unclassified by default", Fault{Kind: FaultUnclassifiedAfterWork}, 200, "", "{}", 1},
+		{"unclassified 304", Fault{Kind: FaultUnclassifiedAfterWork, Status: 304, Body: ""}, 304, "", "", 1},
+		{"unclassified data null", Fault{Kind: FaultUnclassifiedAfterWork, Body: `{"data":null}`}, 200, "", `{"data":null}`, 1},
+		{"429 after the work", Fault{Kind: FaultHTTP429AfterWork, RetryAfter: time.Second}, 429, "", "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t, Config{})
+			ts := newFaultServer(t, s)
+			f := tc.fault
+			f.Route = "POST /v1/payments/send"
+			require.NoError(t, s.InjectFault(f))
+			resp, body, err := exchange(t, noRedirects, ts, http.MethodPost, "/v1/payments/send", sendBody("233241234567", "odd1", "http://127.0.0.1:1/cb", "5000"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.status, resp.StatusCode)
+			assert.Equal(t, tc.location, resp.Header.Get("Location"))
+			if tc.body != "" {
+				assert.Equal(t, tc.body, string(body))
+			}
+			assert.Len(t, s.Movements("odd1"), tc.done)
+		})
+	}
+	s := newTestServer(t, Config{})
+	assert.ErrorContains(t, s.InjectFault(Fault{Route: "POST /v1/payments", Kind: FaultRedirect, Status: 200}), "300 to 399")
+	assert.ErrorContains(t, s.InjectFault(Fault{Route: "POST /v1/payments", Kind: FaultUnclassifiedAfterWork, Status: 101}), "200 to 599")
+	assert.ErrorContains(t, s.InjectFault(Fault{Route: "POST /v1/payments", Kind: FaultHTTP500, Status: 302}), "takes no Status")
+}
