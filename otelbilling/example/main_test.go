@@ -20,7 +20,7 @@ func TestExampleRuns(t *testing.T) {
 		`"Name": "billing.tracker.outcomes"`,
 		`"Name": "billing.tracker.callbacks"`,
 		`"Name": "billing.tracker.movements.pending"`,
-		"order1042: succeeded by callback, 50.00 GHS",
+		"order1042: succeeded by callback, GHS 50.00",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output lacks %s", want)
