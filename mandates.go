@@ -170,7 +170,7 @@ func (s *MandatesService) VerifyOTP(ctx context.Context, p *MandateVerifyOTPPara
 
 // Status returns a mandate by its client reference, with every field.
 func (s *MandatesService) Status(ctx context.Context, clientReferenceID string) (*Mandate, error) {
-	if err := required("clientReferenceId", clientReferenceID); err != nil {
+	if err := lookupReference("clientReferenceId", clientReferenceID, maxClientReference); err != nil {
 		return nil, err
 	}
 	o := newOp(http.MethodGet, pathf("/v1/mandates/preapproval/%s/status", clientReferenceID))
@@ -337,7 +337,7 @@ func (t *DirectDebitTransaction) IsPending() bool { return !t.IsFinal() }
 //
 // A failed charge is a result here, not an error: check IsFinal and Succeeded.
 func (s *MandatesService) ChargeStatus(ctx context.Context, clientReference string) (*DirectDebitTransaction, error) {
-	if err := required("clientReference", clientReference); err != nil {
+	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
 	path := pathf("/v1/payments/direct-debit/status/%s", clientReference)
