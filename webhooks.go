@@ -661,7 +661,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, err := ParseEvent(body)
 	if err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		http.Error(w, refusalBodies[http.StatusBadRequest], http.StatusBadRequest)
 		return
 	}
 	key := dedupeKey(ev)
@@ -683,7 +683,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if status == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", "60") // the status check may have caught up by then
 			}
-			http.Error(w, "not confirmed by the status check: "+reason, status)
+			http.Error(w, refusalBodies[status], status)
 			return
 		}
 	}
@@ -695,6 +695,15 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeReceived(w)
+}
+
+// refusalBodies are the only words a refusal says to the sender, who is not
+// authenticated: what to do next, never why in detail (the log has the detail, which may
+// name internal addresses and errors).
+var refusalBodies = map[int]string{
+	http.StatusBadRequest:         "not a valid event",
+	http.StatusForbidden:          "refused: the status check does not confirm this event",
+	http.StatusServiceUnavailable: "not confirmed yet: deliver it again later",
 }
 
 func writeReceived(w http.ResponseWriter) {

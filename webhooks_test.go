@@ -442,7 +442,7 @@ func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
 	w := post(t, h, forged)
 	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "the receive is unpaid: not now, maybe later")
 	assert.Equal(t, "60", w.Header().Get("Retry-After"))
-	assert.Contains(t, w.Body.String(), "still pending")
+	assert.Contains(t, logs.String(), "still pending", "the reason is logged, not told to the sender")
 	assert.Zero(t, rec.calls.Load(), "a forged success never reaches the function")
 	assert.Contains(t, logs.String(), "billing webhook claiming success refused")
 	assert.Contains(t, logs.String(), "reference=rcv1044")
@@ -456,7 +456,7 @@ func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/direct-debit/status/nosuchref", fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
 	w = post(t, h, []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"nosuchref","PaymentDate":"x"}}`))
 	assert.Equal(t, http.StatusForbidden, w.Code)
-	assert.Contains(t, w.Body.String(), "no status check knows")
+	assert.Contains(t, logs.String(), "no status check knows")
 	assert.Zero(t, rec.calls.Load())
 }
 
@@ -563,4 +563,25 @@ func TestCallbackWithConnectionErrorCodeIsPendingNotFailed(t *testing.T) {
 		assert.Equal(t, EventPending, ev.State(), "0005 says the state is unknown: %s", body)
 		assert.Equal(t, CodeConnectionError, ev.Code())
 	}
+}
+
+// The sender of a callback is not authenticated: a refusal tells it what to do (deliver
+// again, or not), never the merchant's internal addresses or errors. Those go to the log.
+func TestWebhookRefusalsQuoteNoInternalError(t *testing.T) {
+	h, rec, mock, logs := confirmingHandler(t)
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044",
+		httpmock.NewErrorResponder(errors.New("dial tcp 10.1.2.3:8443: connection refused")))
+	forged := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","PaymentDate":"x"}}`)
+
+	w := post(t, h, forged)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	for _, secret := range []string{"10.1.2.3", "api.billing.test", "connection refused", "dial"} {
+		assert.NotContains(t, w.Body.String(), secret)
+		assert.Contains(t, logs.String(), secret, "the detail is logged for the merchant")
+	}
+	assert.Zero(t, rec.calls.Load())
+
+	w = post(t, h, []byte(`{"event":"<script>","data":{}}`))
+	assert.Equal(t, http.StatusBadRequest, w.Code)
+	assert.NotContains(t, w.Body.String(), "script", "the refusal does not echo the sender's input")
 }
