@@ -582,7 +582,9 @@ type WebhookOption func(*webhookHandler)
 // reference, state and response code are, so a later different state of the same
 // reference (a failure after a pending notice, say) still reaches the function. The
 // handler remembers the last n events (DefaultDedupeSize when n <= 0), so memory stays
-// bounded. An event whose handling failed is forgotten, so its redelivery is handled.
+// bounded. An event is remembered only once the function returned nil for it: one whose
+// handling failed or panicked is handled again when redelivered, and a redelivery that
+// arrives while the first copy is still being handled is answered 503 with Retry-After.
 func WithDedupe(n int) WebhookOption {
 	if n <= 0 {
 		n = DefaultDedupeSize
@@ -661,40 +663,67 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, err := ParseEvent(body)
 	if err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
-		http.Error(w, refusalBodies[http.StatusBadRequest], http.StatusBadRequest)
+		refuse(w, http.StatusBadRequest)
 		return
 	}
 	key := dedupeKey(ev)
-	if h.seen != nil && !h.seen.add(key) {
-		h.logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
-		writeReceived(w)
-		return
-	}
-	forget := func() {
-		if h.seen != nil {
-			h.seen.forget(key)
-		}
-	}
-	if h.confirmer != nil && ev.State() == EventSucceeded {
-		if status, reason := confirmSuccess(r.Context(), h.confirmer, ev); status != http.StatusOK {
-			forget()
-			h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook claiming success refused",
-				append(eventAttrs(ev), slog.Int("status", status), slog.String("reason", reason))...)
-			if status == http.StatusServiceUnavailable {
-				w.Header().Set("Retry-After", "60") // the status check may have caught up by then
-			}
-			http.Error(w, refusalBodies[status], status)
+	if h.seen != nil {
+		switch h.seen.begin(key) {
+		case seenHandled:
+			h.logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
+			writeReceived(w)
+			return
+		case seenInFlight:
+			// The first copy may still fail; answering "done" now would lose the event.
+			h.logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate of one in flight", eventAttrs(ev)...)
+			refuse(w, http.StatusServiceUnavailable)
 			return
 		}
 	}
-	if err := h.fn(r.Context(), ev); err != nil {
-		forget()
+	handled := false
+	defer func() {
+		if h.seen != nil {
+			h.seen.end(key, handled)
+		}
+	}()
+	if h.confirmer != nil && ev.State() == EventSucceeded {
+		if status, reason := confirmSuccess(r.Context(), h.confirmer, ev); status != http.StatusOK {
+			h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook claiming success refused",
+				append(eventAttrs(ev), slog.Int("status", status), slog.String("reason", reason))...)
+			refuse(w, status)
+			return
+		}
+	}
+	if err := h.call(r.Context(), ev); err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook handler failed",
 			append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)
 		return
 	}
+	handled = true
 	writeReceived(w)
+}
+
+// call runs the merchant's function, turning a panic into an error so that the event is
+// forgotten and delivered again rather than lost. http.ErrAbortHandler keeps its meaning.
+func (h *webhookHandler) call(ctx context.Context, ev Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return h.fn(ctx, ev)
+}
+
+// refuse answers status with its fixed body; "retry later" says when.
+func refuse(w http.ResponseWriter, status int) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "60") // the status check, or the first copy, may be done by then
+	}
+	http.Error(w, refusalBodies[status], status)
 }
 
 // refusalBodies are the only words a refusal says to the sender, who is not
@@ -727,13 +756,15 @@ func dedupeKey(ev Event) string {
 	return string(ev.Kind()) + "\x00" + ev.Reference() + "\x00" + string(ev.State()) + "\x00" + string(ev.Code())
 }
 
-// seenSet remembers the last n keys added, forgetting the oldest first.
+// seenSet remembers the last n events handled, forgetting the oldest first, and the
+// events being handled right now.
 type seenSet struct {
-	mu   sync.Mutex
-	keys map[string]uint64 // key -> the generation that added it
-	ring []seenEntry
-	next int
-	gen  uint64
+	mu       sync.Mutex
+	keys     map[string]uint64 // key -> the generation that recorded it
+	inFlight map[string]struct{}
+	ring     []seenEntry
+	next     int
+	gen      uint64
 }
 
 type seenEntry struct {
@@ -741,16 +772,48 @@ type seenEntry struct {
 	gen uint64
 }
 
+// seenState is what a seenSet knows of a key.
+type seenState uint8
+
+const (
+	seenNew      seenState = iota // never handled: begin marked it in flight
+	seenInFlight                  // being handled by another delivery
+	seenHandled                   // handled already
+)
+
 func newSeenSet(n int) *seenSet {
-	return &seenSet{keys: make(map[string]uint64, n), ring: make([]seenEntry, n)}
+	return &seenSet{keys: make(map[string]uint64, n), inFlight: make(map[string]struct{}), ring: make([]seenEntry, n)}
 }
 
-// add records key and reports whether it is new.
-func (s *seenSet) add(key string) bool {
+// begin says what is known of key and, when it is new, marks it in flight: the caller
+// must call end.
+func (s *seenSet) begin(key string) seenState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.keys[key]; ok {
-		return false
+		return seenHandled
+	}
+	if _, ok := s.inFlight[key]; ok {
+		return seenInFlight
+	}
+	s.inFlight[key] = struct{}{}
+	return seenNew
+}
+
+// end ends the handling begun for key, recording it when it was handled.
+func (s *seenSet) end(key string, handled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inFlight, key)
+	if handled {
+		s.recordLocked(key)
+	}
+}
+
+// recordLocked remembers key in the ring, pushing out the oldest.
+func (s *seenSet) recordLocked(key string) {
+	if _, ok := s.keys[key]; ok {
+		return
 	}
 	old := s.ring[s.next]
 	if g, ok := s.keys[old.key]; ok && g == old.gen {
@@ -760,14 +823,6 @@ func (s *seenSet) add(key string) bool {
 	s.keys[key] = s.gen
 	s.ring[s.next] = seenEntry{key: key, gen: s.gen}
 	s.next = (s.next + 1) % len(s.ring)
-	return true
-}
-
-// forget removes key, so its next delivery counts as new.
-func (s *seenSet) forget(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.keys, key)
 }
 
 // confirmSuccess asks the status checks whether ev's claim of success is true. It answers

@@ -412,14 +412,22 @@ func TestWebhookHandlerDedupe(t *testing.T) {
 
 func TestSeenSetStaysBounded(t *testing.T) {
 	s := newSeenSet(100)
+	handle := func(key string, handled bool) seenState {
+		st := s.begin(key)
+		if st == seenNew {
+			s.end(key, handled)
+		}
+		return st
+	}
 	for i := range 10_000 {
-		require.True(t, s.add(fmt.Sprint(i)))
+		require.Equal(t, seenNew, handle(fmt.Sprint(i), true))
 	}
 	assert.Len(t, s.keys, 100)
-	assert.False(t, s.add("9999"))
-	assert.True(t, s.add("0"))
-	s.forget("0")
-	assert.True(t, s.add("0"))
+	assert.Empty(t, s.inFlight)
+	assert.Equal(t, seenHandled, handle("9999", true))
+	assert.Equal(t, seenNew, handle("0", false), "the oldest was forgotten")
+	assert.Equal(t, seenNew, handle("0", true), "a failed handling is not remembered")
+	assert.Equal(t, seenHandled, handle("0", true))
 	assert.LessOrEqual(t, len(s.keys), 100)
 }
 
@@ -584,4 +592,55 @@ func TestWebhookRefusalsQuoteNoInternalError(t *testing.T) {
 	w = post(t, h, []byte(`{"event":"<script>","data":{}}`))
 	assert.Equal(t, http.StatusBadRequest, w.Code)
 	assert.NotContains(t, w.Body.String(), "script", "the refusal does not echo the sender's input")
+}
+
+// A redelivery that arrives while the first copy is still being handled is answered
+// "retry later", never "done": the first copy may yet fail, and then the event would be
+// lost. The key is recorded only once the function returned nil.
+func TestWebhookDedupeAnswersAnInFlightDuplicateRetryLater(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan error)
+	var calls atomic.Int64
+	h := NewWebhookHandler(func(context.Context, Event) error {
+		if calls.Add(1) == 1 {
+			close(entered)
+			return <-release
+		}
+		return nil
+	}, WithDedupe(0))
+	body := fixture(t, "events/send_success.json")
+
+	first := make(chan int)
+	go func() { first <- post(t, h, body).Code }()
+	<-entered
+	w := post(t, h, body)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "the first copy is still in flight")
+	assert.NotEmpty(t, w.Header().Get("Retry-After"))
+
+	release <- errors.New("the order database is down")
+	assert.Equal(t, http.StatusInternalServerError, <-first)
+	assert.Equal(t, http.StatusOK, post(t, h, body).Code, "the redelivery is handled: nothing was lost")
+	assert.EqualValues(t, 2, calls.Load())
+	assert.Equal(t, http.StatusOK, post(t, h, body).Code)
+	assert.EqualValues(t, 2, calls.Load(), "once handled, a redelivery is a duplicate")
+}
+
+// A panic in merchant code is a failed handling: 500, the key forgotten, so the
+// redelivery reaches the function again.
+func TestWebhookHandlerRecoversAPanicAndForgetsTheEvent(t *testing.T) {
+	var calls atomic.Int64
+	var logs bytes.Buffer
+	h := NewWebhookHandler(func(context.Context, Event) error {
+		if calls.Add(1) == 1 {
+			panic("nil order")
+		}
+		return nil
+	}, WithDedupe(0), WithWebhookLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	body := fixture(t, "events/transaction_success.json")
+
+	w := post(t, h, body)
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.NotContains(t, w.Body.String(), "nil order")
+	assert.Contains(t, logs.String(), "nil order")
+	assert.Equal(t, http.StatusOK, post(t, h, body).Code)
+	assert.EqualValues(t, 2, calls.Load(), "the event panicked once and was handled on redelivery")
 }
