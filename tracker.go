@@ -31,6 +31,10 @@ const (
 	KindMandate Kind = "mandate"
 )
 
+// movementKinds lists every kind, in the order the webhook confirmation asks their
+// status checks about a callback whose shape two kinds share.
+var movementKinds = []Kind{KindReceive, KindDirectDebit, KindSend, KindBankTransfer, KindMandate}
+
 // callbackKind is the event kind whose callbacks report a movement of kind k: the
 // callbacks of receive and direct debit share one shape, as do those of send and
 // send-to-bank.
@@ -208,6 +212,10 @@ type tracked struct {
 	started time.Time     // the first Await, or the callback that came first
 	outcome *Outcome      // the final outcome; nil until known
 	done    chan struct{} // closed when outcome is set
+	// hints counts the unconfirmed callbacks claiming a final state; each closes wake
+	// (and replaces it) so that Awaits ask the status check at once.
+	hints   uint64
+	wake    chan struct{}
 	waiters int
 	idleAt  time.Time
 	idleEl  *list.Element // in Tracker.idle while waiters == 0
@@ -281,14 +289,32 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	next := e.started.Add(t.opts.CallbackWait) // when to ask the status check
 	interval := t.opts.PollInterval
 	var lastErr error
+	var hintsSeen uint64
+	var lastCheck time.Time
 	for {
-		slept := t.sleepUntil(ctx, next, e.done)
+		// A callback claiming a final state is a hint: ask the status check now rather
+		// than at the planned time, but not more often than PollInterval, so that a
+		// flood of forged callbacks cannot turn into a flood of status checks.
+		hints, wake := t.hintsOf(e)
+		if hints != hintsSeen {
+			hintsSeen = hints
+			soonest := t.opts.Clock.Now()
+			if !lastCheck.IsZero() {
+				soonest = later(soonest, lastCheck.Add(t.opts.PollInterval))
+			}
+			next = earlier(next, soonest)
+		}
+		slept := t.sleepUntil(ctx, next, e.done, wake)
 		if o := t.final(e, kind); o != nil {
 			return o, nil
 		}
 		if slept != nil {
 			return stillPending()
 		}
+		if t.opts.Clock.Now().Before(next) {
+			continue // woken by a hint
+		}
+		lastCheck = t.opts.Clock.Now()
 		o, err := statusOutcome(ctx, t.client, kind, clientReference)
 		switch {
 		case err == nil && o.IsFinal():
@@ -319,10 +345,10 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	}
 }
 
-// sleepUntil waits until the clock reaches at or done is closed (nil), or ctx ends (its
-// error). A clock may wake it early or jump while a timer is being set, so it reads the
-// time again around every timer.
-func (t *Tracker) sleepUntil(ctx context.Context, at time.Time, done <-chan struct{}) error {
+// sleepUntil waits until the clock reaches at or done or wake is closed (nil), or ctx
+// ends (its error). A clock may wake it early or jump while a timer is being set, so it
+// reads the time again around every timer.
+func (t *Tracker) sleepUntil(ctx context.Context, at time.Time, done, wake <-chan struct{}) error {
 	for {
 		now := t.opts.Clock.Now()
 		if !now.Before(at) {
@@ -334,6 +360,8 @@ func (t *Tracker) sleepUntil(ctx context.Context, at time.Time, done <-chan stru
 		}
 		select {
 		case <-done:
+			return nil
+		case <-wake:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -365,48 +393,83 @@ func worthPollingAgain(err error) bool {
 	return true
 }
 
-// Deliver gives the Tracker a parsed callback. Callbacks of transactions, payouts and
-// mandates in a final state resolve the matching Awaits, now or later; pending ones and
-// other events are ignored. The webhook handler calls it; so can your own handler.
+// Deliver gives the Tracker a parsed callback that nobody has confirmed. Nothing in a
+// callback is signed, so it settles nothing by itself: a callback of a transaction, a
+// payout or a mandate claiming a final state makes the Awaits of its reference ask the
+// status check at once (or, for a reference not awaited yet, at the first Await), and the
+// status check's answer settles the outcome. Pending callbacks and other events are
+// ignored, as are references no movement can have.
+//
+// Handler confirms each callback itself, and settles the outcome with the status
+// check's truth without a second request: mount it rather than calling Deliver where you
+// can.
 func (t *Tracker) Deliver(ev Event) {
+	key, ok := deliveredKey(ev)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entryLocked(key)
+	e.hints++
+	close(e.wake)
+	e.wake = make(chan struct{})
+	t.evictLocked()
+}
+
+// deliveredKey returns the key of a callback that claims a final state of a movement,
+// or false for any other event.
+func deliveredKey(ev Event) (trackKey, bool) {
 	switch ev.Kind() {
 	case EventKindTransaction, EventKindPayout, EventKindMandate:
 	default:
-		return
+		return trackKey{}, false
 	}
-	state := ev.State()
-	if state != EventSucceeded && state != EventFailed {
-		return
+	if ev.State() == EventPending || lookupReference("reference", ev.Reference(), maxClientReference) != nil {
+		return trackKey{}, false
 	}
-	o := &Outcome{
-		ClientReference: ev.Reference(),
-		State:           state,
-		Code:            ev.Code(),
-		Source:          SourceCallback,
-		Event:           ev,
-		At:              t.opts.Clock.Now(),
-	}
-	switch c := ev.(type) {
-	case *TransactionCallback:
-		o.TransactionID, o.ExternalTransactionID = c.Data.TransactionID, c.Data.ExternalTransactionID
-		o.Amount, o.Charges = int64(c.Data.Amount), int64(c.Data.Charges)
-	case *PayoutCallback:
-		o.TransactionID, o.ExternalTransactionID = c.Data.TransactionID, c.Data.ExternalTransactionID
-		o.Amount, o.Charges = int64(c.Data.Amount), int64(c.Data.Charges)
-	case *MandateCallback:
-		o.TransactionID = c.ServicePreapprovalID
-	}
-	t.resolve(trackKey{ev.Kind(), ev.Reference()}, o)
+	return trackKey{ev.Kind(), ev.Reference()}, true
 }
 
-// Handler returns an http.Handler for the callback URLs that parses each callback and
-// delivers it to the Tracker (see NewWebhookHandler for the answers it gives). Give it
-// WithStatusCheckConfirmation so that a forged success cannot resolve an Await.
+// Handler returns an http.Handler for the callback URLs (see NewWebhookHandler for the
+// answers it gives). It confirms every callback claiming a final state with the status
+// check through the Tracker's client, then settles the outcome with the status check's
+// truth: a forged success or a forged failure settles nothing, and its sender is told
+// 403 or 503. Options add to this (WithDedupe, WithWebhookLogger); a
+// WithStatusCheckConfirmation among them replaces the Tracker's client.
 func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
-	return NewWebhookHandler(func(_ context.Context, ev Event) error {
+	opts = append([]WebhookOption{WithStatusCheckConfirmation(t.client)}, opts...)
+	return NewWebhookHandler(func(ctx context.Context, ev Event) error {
+		if o := confirmedOutcome(ctx); o != nil {
+			settled := *o
+			settled.At = t.opts.Clock.Now()
+			t.resolve(trackKey{ev.Kind(), ev.Reference()}, &settled)
+			return nil
+		}
 		t.Deliver(ev)
 		return nil
 	}, opts...)
+}
+
+// hintsOf returns how many hints e has had and the channel the next one closes.
+func (t *Tracker) hintsOf(e *tracked) (uint64, <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return e.hints, e.wake
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // join finds or starts the memory of key and counts one more waiter on it.
@@ -437,7 +500,7 @@ func (t *Tracker) leave(e *tracked) {
 func (t *Tracker) entryLocked(key trackKey) *tracked {
 	e := t.entries[key]
 	if e == nil {
-		e = &tracked{key: key, started: t.opts.Clock.Now(), done: make(chan struct{})}
+		e = &tracked{key: key, started: t.opts.Clock.Now(), done: make(chan struct{}), wake: make(chan struct{})}
 		t.entries[key] = e
 		t.idleLocked(e)
 	}

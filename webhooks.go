@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -602,20 +603,25 @@ func WithWebhookLogger(l *slog.Logger) WebhookOption {
 	}
 }
 
-// WithStatusCheckConfirmation makes the handler confirm every event that claims success
-// against the matching status check through c before the function sees it. The spec
-// names no signature scheme, so nothing else proves that a callback came from the
-// service: without confirmation a forged success could fulfil an order.
+// WithStatusCheckConfirmation makes the handler confirm every event that claims a final
+// state, success or failure, against the matching status check through c before the
+// function sees it. The spec names no signature scheme, so nothing else proves that a
+// callback came from the service: a forged success could ship an unpaid order, and a
+// forged failure could make a merchant pay a payout twice.
 //
 // A transaction callback is checked with Payments.ReceiveStatus (then
 // Mandates.ChargeStatus when the service does not know the reference), a payout callback
 // with Payouts.SendStatus (then Payouts.BankTransferStatus), a mandate callback with
-// Mandates.Status, and a checkout event with Payments.Get. An event the status check
-// contradicts (it says failed, or no status check knows the reference) is refused with
-// 403; one it cannot confirm yet (it still says pending, or could not be reached) with
-// 503, so a genuine sender delivers it again later. Both are logged. Failures, pending
-// notices and events without a status check (the subscription trial) pass unchecked:
-// they move no money.
+// Mandates.Status, and a checkout event with Payments.Get. The function then receives the
+// status check's truth: the event with the state, code, amounts and ids the status check
+// reported (for a checkout event, the payment Payments.Get returned).
+//
+// An event the status check contradicts is refused with 403: it says another final
+// state, no status check knows the reference, or the event's amount, currency, metadata
+// or transaction id differs from the service's. One it cannot confirm yet (the status
+// check says pending, or could not be reached) is answered 503 with Retry-After, so a
+// genuine sender delivers it again later. Both are logged. Pending notices and events
+// without a status check (the subscription trial) pass unchecked: they settle nothing.
 func WithStatusCheckConfirmation(c *Client) WebhookOption {
 	return func(h *webhookHandler) { h.confirmer = c }
 }
@@ -666,42 +672,68 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest)
 		return
 	}
-	key := dedupeKey(ev)
-	if h.seen != nil {
-		switch h.seen.begin(key) {
-		case seenHandled:
-			h.logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
-			writeReceived(w)
-			return
-		case seenInFlight:
-			// The first copy may still fail; answering "done" now would lose the event.
-			h.logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate of one in flight", eventAttrs(ev)...)
-			refuse(w, http.StatusServiceUnavailable)
-			return
-		}
+	ctx := r.Context()
+	held, ok := h.hold(ctx, w, ev, nil)
+	if !ok {
+		return
 	}
 	handled := false
-	defer func() {
-		if h.seen != nil {
-			h.seen.end(key, handled)
+	defer func() { h.release(held, handled) }()
+	if h.confirmer != nil {
+		conf := confirmEvent(ctx, h.confirmer, ev)
+		if conf.status != http.StatusOK {
+			h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[ev.State()],
+				append(eventAttrs(ev), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
+			refuse(w, conf.status)
+			return
 		}
-	}()
-	if h.confirmer != nil && ev.State() == EventSucceeded {
-		if status, reason := confirmSuccess(r.Context(), h.confirmer, ev); status != http.StatusOK {
-			h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook claiming success refused",
-				append(eventAttrs(ev), slog.Int("status", status), slog.String("reason", reason))...)
-			refuse(w, status)
+		ctx, ev = withConfirmedOutcome(ctx, conf.outcome), conf.truth
+		// The truth may differ from the claim (another code): a copy of it handled
+		// already is a duplicate too.
+		if held, ok = h.hold(ctx, w, ev, held); !ok {
 			return
 		}
 	}
-	if err := h.call(r.Context(), ev); err != nil {
-		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook handler failed",
+	if err := h.call(ctx, ev); err != nil {
+		h.logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook handler failed",
 			append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)
 		return
 	}
 	handled = true
 	writeReceived(w)
+}
+
+// hold marks ev's dedupe key in flight and returns the keys held, or answers a duplicate
+// (200 when handled already, 503 while a copy is in flight) and reports false. Without
+// WithDedupe it holds nothing; a key this delivery holds already is not held again.
+func (h *webhookHandler) hold(ctx context.Context, w http.ResponseWriter, ev Event, held []string) ([]string, bool) {
+	if h.seen == nil {
+		return nil, true
+	}
+	key := dedupeKey(ev)
+	if slices.Contains(held, key) {
+		return held, true
+	}
+	switch h.seen.begin(key) {
+	case seenHandled:
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
+		writeReceived(w)
+		return held, false
+	case seenInFlight:
+		// The first copy may still fail; answering "done" now would lose the event.
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate of one in flight", eventAttrs(ev)...)
+		refuse(w, http.StatusServiceUnavailable)
+		return held, false
+	}
+	return append(held, key), true
+}
+
+// release ends the handling of the held keys, remembering them when handled.
+func (h *webhookHandler) release(held []string, handled bool) {
+	for _, key := range held {
+		h.seen.end(key, handled)
+	}
 }
 
 // call runs the merchant's function, turning a panic into an error so that the event is
@@ -724,6 +756,13 @@ func refuse(w http.ResponseWriter, status int) {
 		w.Header().Set("Retry-After", "60") // the status check, or the first copy, may be done by then
 	}
 	http.Error(w, refusalBodies[status], status)
+}
+
+// refusedClaimLog is the message logged when the status check does not confirm an event
+// claiming a final state.
+var refusedClaimLog = map[EventState]string{
+	EventSucceeded: "billing webhook claiming success refused",
+	EventFailed:    "billing webhook claiming failure refused",
 }
 
 // refusalBodies are the only words a refusal says to the sender, who is not
@@ -823,50 +862,4 @@ func (s *seenSet) recordLocked(key string) {
 	s.keys[key] = s.gen
 	s.ring[s.next] = seenEntry{key: key, gen: s.gen}
 	s.next = (s.next + 1) % len(s.ring)
-}
-
-// confirmSuccess asks the status checks whether ev's claim of success is true. It answers
-// 200 when confirmed, 403 when contradicted and 503 when it cannot tell yet, with the
-// reason.
-func confirmSuccess(ctx context.Context, c *Client, ev Event) (int, string) {
-	var kinds []Kind
-	switch ev.(type) {
-	case *TransactionCallback:
-		kinds = []Kind{KindReceive, KindDirectDebit}
-	case *PayoutCallback:
-		kinds = []Kind{KindSend, KindBankTransfer}
-	case *MandateCallback:
-		kinds = []Kind{KindMandate}
-	case *CheckoutEvent:
-		p, err := c.Payments.Get(ctx, ev.Reference())
-		switch {
-		case errors.Is(err, ErrNotFound):
-			return http.StatusForbidden, "the service knows no payment " + ev.Reference()
-		case err != nil:
-			return http.StatusServiceUnavailable, err.Error()
-		case p.Succeeded():
-			return http.StatusOK, ""
-		case p.IsFinal():
-			return http.StatusForbidden, "the payment is " + string(p.Status)
-		}
-		return http.StatusServiceUnavailable, "the payment is still " + string(p.Status)
-	default:
-		return http.StatusOK, "" // no money, no status check
-	}
-	for _, kind := range kinds {
-		o, err := statusOutcome(ctx, c, kind, ev.Reference())
-		var invalidErr *ValidationError
-		switch {
-		case errors.Is(err, ErrNotFound), errors.As(err, &invalidErr):
-			continue // not this kind (or, for a bank transfer, no account to ask about)
-		case err != nil:
-			return http.StatusServiceUnavailable, err.Error()
-		case o.Succeeded():
-			return http.StatusOK, ""
-		case o.Failed():
-			return http.StatusForbidden, fmt.Sprintf("the %s status check says it failed (code %s)", kind, o.Code)
-		}
-		return http.StatusServiceUnavailable, fmt.Sprintf("the %s status check says it is still pending", kind)
-	}
-	return http.StatusForbidden, "no status check knows the reference " + ev.Reference()
 }
