@@ -3,6 +3,7 @@ package billing
 import (
 	"container/list"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -131,6 +132,7 @@ const (
 	DefaultGiveUpAfter     = time.Hour
 	DefaultRetention       = time.Hour
 	DefaultMaxTracked      = 100_000
+	DefaultMaxBytes        = 64 << 20
 )
 
 // TrackerOptions configures a Tracker. Zero fields take the defaults.
@@ -151,6 +153,10 @@ type TrackerOptions struct {
 	// MaxTracked caps the references remembered; beyond it the ones idle longest are
 	// forgotten first. References being awaited are never forgotten.
 	MaxTracked int
+	// MaxBytes caps the memory, in bytes, of what is remembered: references and the
+	// callbacks kept with their outcomes (a callback may carry up to MaxEventBytes).
+	// Beyond it, as beyond MaxTracked, the references idle longest are forgotten first.
+	MaxBytes int
 	// Clock is the time source; nil is the wall clock.
 	Clock Clock
 	// Logger receives the Tracker's logs: contradictory callbacks and failing status
@@ -172,6 +178,9 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 	o.MaxPollInterval = max(o.MaxPollInterval, o.PollInterval)
 	if o.MaxTracked <= 0 {
 		o.MaxTracked = DefaultMaxTracked
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
 	}
 	if o.Clock == nil {
 		o.Clock = wallClock{}
@@ -197,6 +206,7 @@ type Tracker struct {
 	mu      sync.Mutex
 	entries map[trackKey]*tracked
 	idle    *list.List // of *tracked nobody awaits, longest idle first
+	bytes   int        // the sum of the entries' sizes
 }
 
 // trackKey names a movement as its callbacks do: the shape of the callback and the
@@ -219,6 +229,23 @@ type tracked struct {
 	waiters int
 	idleAt  time.Time
 	idleEl  *list.Element // in Tracker.idle while waiters == 0
+	size    int           // the bytes this entry holds, as counted in Tracker.bytes
+}
+
+// entryOverhead is what an entry costs besides its reference and callback: the struct,
+// its map slot, list element and channels, rounded up.
+const entryOverhead = 512
+
+// sizeOf estimates the bytes an entry holds: its overhead, its reference and the callback
+// kept with its outcome, as encoded.
+func sizeOf(e *tracked) int {
+	n := entryOverhead + len(e.key.reference)
+	if e.outcome != nil && e.outcome.Event != nil {
+		if b, err := json.Marshal(e.outcome.Event); err == nil {
+			n += len(b)
+		}
+	}
+	return n
 }
 
 // NewTracker returns a Tracker that asks c's status checks. c needs client credentials,
@@ -254,7 +281,9 @@ func trackKeyOf(kind Kind, clientReference string) (trackKey, error) {
 	if !ok {
 		return trackKey{}, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
 	}
-	if err := required("clientReference", clientReference); err != nil {
+	// No movement has a longer reference or other characters; refusing them keeps the
+	// memory of each entry small.
+	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return trackKey{}, err
 	}
 	return trackKey{callback, clientReference}, nil
@@ -501,6 +530,8 @@ func (t *Tracker) entryLocked(key trackKey) *tracked {
 	e := t.entries[key]
 	if e == nil {
 		e = &tracked{key: key, started: t.opts.Clock.Now(), done: make(chan struct{}), wake: make(chan struct{})}
+		e.size = sizeOf(e)
+		t.bytes += e.size
 		t.entries[key] = e
 		t.idleLocked(e)
 	}
@@ -516,17 +547,18 @@ func (t *Tracker) idleLocked(e *tracked) {
 }
 
 // evictLocked forgets idle entries older than the retention window, and the longest idle
-// ones while more than MaxTracked are remembered.
+// ones while more than MaxTracked are remembered or they hold more than MaxBytes.
 func (t *Tracker) evictLocked() {
 	now := t.opts.Clock.Now()
 	for front := t.idle.Front(); front != nil; front = t.idle.Front() {
 		e := front.Value.(*tracked)
-		if len(t.entries) <= t.opts.MaxTracked && now.Sub(e.idleAt) < t.opts.Retention {
+		if len(t.entries) <= t.opts.MaxTracked && t.bytes <= t.opts.MaxBytes && now.Sub(e.idleAt) < t.opts.Retention {
 			return
 		}
 		t.idle.Remove(front)
 		e.idleEl = nil
 		delete(t.entries, e.key)
+		t.bytes -= e.size
 	}
 }
 
@@ -550,10 +582,18 @@ func (t *Tracker) resolve(key trackKey, o *Outcome) {
 			slog.String("clientReference", key.reference), slog.String("source", string(o.Source)))
 		e.outcome = o
 	}
+	t.resizeLocked(e)
 	if e.waiters == 0 {
 		t.idleLocked(e)
 	}
 	t.evictLocked()
+}
+
+// resizeLocked counts e's size again after its outcome changed.
+func (t *Tracker) resizeLocked(e *tracked) {
+	t.bytes -= e.size
+	e.size = sizeOf(e)
+	t.bytes += e.size
 }
 
 // final returns a copy of e's final outcome for an Await of kind, or nil while there is

@@ -3,10 +3,12 @@ package billing
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -599,4 +601,40 @@ func TestTrackerMemoryIsBounded(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.True(t, r.outcome.Succeeded())
 	assert.LessOrEqual(t, len(tr.entries), 100)
+}
+
+// Callbacks of references nobody tracks cost memory bounded in bytes, not only in count:
+// a callback carries up to a megabyte of text the Tracker keeps with the outcome.
+func TestTrackerMemoryIsBoundedInBytes(t *testing.T) {
+	tr, mock, _ := newTestTracker(t, TrackerOptions{MaxBytes: 1 << 20})
+	mock.RegisterRegexpResponder(http.MethodGet, regexp.MustCompile(`/v1/payments/\w+$`), fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
+	h := tr.Handler()
+	padding := strings.Repeat("x", 200<<10)
+	for i := range 50 {
+		body := fmt.Sprintf(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"big%d","Amount":25,"Description":%q,"PaymentDate":"x"}}`, i, padding)
+		require.Equal(t, http.StatusOK, post(t, h, []byte(body)).Code)
+	}
+	assert.LessOrEqual(t, tr.bytes, 1<<20, "at most MaxBytes kept")
+	assert.Less(t, len(tr.entries), 10)
+	o, err := tr.Await(context.Background(), KindReceive, "big49")
+	require.NoError(t, err, "the newest outcome is kept")
+	assert.True(t, o.Succeeded())
+}
+
+// A reference no movement can have (too long, a character no client reference takes)
+// is refused by Track and Await, and a callback carrying one is dropped: it costs no
+// memory and no status check.
+func TestTrackerRefusesImpossibleReferences(t *testing.T) {
+	tr, mock, _ := newTestTracker(t, TrackerOptions{})
+	for _, ref := range []string{strings.Repeat("r", 1<<20), "../v1/payouts", "a b", strings.Repeat("a", 37)} {
+		var v *ValidationError
+		require.ErrorAs(t, tr.Track(KindSend, ref), &v)
+		_, err := tr.Await(context.Background(), KindSend, ref)
+		require.ErrorAs(t, err, &v)
+		body, err := json.Marshal(map[string]any{"ResponseCode": "0000", "Data": map[string]any{"ClientReference": ref, "AmountDebited": 1}})
+		require.NoError(t, err)
+		tr.Deliver(mustParse(t, body))
+	}
+	assert.Empty(t, tr.entries)
+	assert.Zero(t, mock.GetTotalCallCount())
 }
