@@ -23,17 +23,14 @@ func (a DecimalAmount) String() string {
 }
 
 func (a DecimalAmount) appendTo(b []byte) []byte {
-	v := int64(a)
-	if v < 0 {
-		b = append(b, '-')
-	}
-	u := uint64(v)
-	if v < 0 {
-		u = uint64(-(v + 1)) + 1 // safe for math.MinInt64
-	}
-	b = strconv.AppendUint(b, u/100, 10)
-	cents := u % 100
-	return append(b, '.', byte('0'+cents/10), byte('0'+cents%10))
+	return appendMinorUnits(b, int64(a), 2, 0)
+}
+
+// Money returns the amount in currency for display: DecimalAmount(4999).Money("GHS")
+// prints as "GHS 49.99". The endpoints that take a DecimalAmount all speak a currency of
+// two decimal places.
+func (a DecimalAmount) Money(currency string) Money {
+	return Money{Amount: int64(a), Currency: currency}
 }
 
 // MarshalJSON writes the amount as a JSON number with exactly two decimals.

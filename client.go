@@ -47,6 +47,8 @@ type Client struct {
 	// replace it to observe the waits without sleeping.
 	retryWait func(time.Duration) time.Duration
 
+	observer *clientObserver // nil unless WithObserver
+
 	// Customers registers and manages customers.
 	Customers *CustomersService
 	// Products keeps the catalog: products and their one-time or recurring prices.
@@ -84,6 +86,7 @@ type config struct {
 	minWait, maxWait    time.Duration
 	timeout             time.Duration
 	timeoutSet          bool
+	observer            Observer
 }
 
 // Option configures a Client.
@@ -227,6 +230,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		c.sessionAuth = "Bearer " + cfg.sessionToken
 	}
 	c.http = c.newTransport(&cfg)
+	c.setObserver(cfg.observer, c.base)
 
 	common := &service{client: c}
 	c.Customers = (*CustomersService)(common)
@@ -460,21 +464,24 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 		body = b // a []byte body is replayable and has a known Content-Length
 	}
 	st := &attemptState{class: o.retry}
+	var res response
+	ctx, observed := c.startCall(ctx, o)
 	req, err := retryablehttp.NewRequestWithContext(context.WithValue(ctx, attemptKey{}, st), o.method, target, body)
 	if err != nil {
-		return fmt.Errorf("billing: building %s %s: %w", o.method, o.path, err)
+		err = fmt.Errorf("billing: building %s %s: %w", o.method, o.path, err)
+		observed.finish(st, &res, nil, err)
+		return err
 	}
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("User-Agent", c.userAgent)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	var res response
 	req.SetResponseHandler(func(resp *http.Response) error { return res.read(resp, out) })
 
 	start := time.Now()
 	resp, err := c.http.Do(req)
-	if resp != nil && !res.done {
+	if resp != nil && res.from != resp {
 		if err == nil {
 			// The retries ran out on a retryable status: the last answer is the result.
 			err = res.read(resp, out)
@@ -484,6 +491,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 	}
 	err = c.result(o, st, &res, out.header(), err)
 	c.logResult(ctx, o, st, &res, out.header(), err, time.Since(start))
+	observed.finish(st, &res, out.header(), err)
 	return err
 }
 
@@ -496,7 +504,8 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 			return err // nothing reached the server
 		}
 		if money && st.reached {
-			return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err}
+			return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
+				RequestID: res.requestID()}
 		}
 		return fmt.Errorf("billing: %s %s: %w", o.method, maskNumbers(o.path), err)
 	}
@@ -513,12 +522,15 @@ func (c *Client) result(o *op, st *attemptState, res *response, h *envelopeHeade
 		Method:       o.method,
 		Path:         maskNumbers(o.path),
 		ipRestricted: o.ipRestricted,
+		RequestID:    res.requestID(),
+		Header:       res.header,
 	}
 	if apiErr.Message == "" && !ok {
 		apiErr.Message = http.StatusText(res.status)
 	}
 	if money && (res.status >= 500 || res.status == http.StatusRequestTimeout || apiErr.Code == CodeConnectionError) {
-		return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: apiErr.Path, Err: apiErr}
+		return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: apiErr.Path, Err: apiErr,
+			RequestID: apiErr.RequestID}
 	}
 	return apiErr
 }

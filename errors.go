@@ -29,14 +29,21 @@ const (
 )
 
 // IsFailure reports whether the code means the operation failed. Success, acceptance and
-// mandate acknowledgement are not failures; an absent code is not a failure either.
+// mandate acknowledgement are not failures; an absent code is not a failure either, nor
+// is the word "success" with which some status checks say the request was answered.
 func (c ResponseCode) IsFailure() bool {
 	switch c {
 	case "", CodeSuccess, CodeAccepted, CodePreapprovalOK:
 		return false
 	}
-	return true
+	return !c.isSuccessWord()
 }
+
+// isSuccessWord reports whether the code is the word "success" (any casing). The
+// provider's send and send-to-bank status checks answer it for a failed transfer as for
+// a successful one: the request succeeded, and transactionStatus tells the transfer's
+// state. It is therefore never CodeSuccess.
+func (c ResponseCode) isSuccessWord() bool { return strings.EqualFold(string(c), "success") }
 
 // Sentinel errors for the decisions a caller usually makes. Test with errors.Is; the
 // concrete error is an *APIError (or, for ErrOutcomeUnknown, an *OutcomeUnknownError).
@@ -108,6 +115,11 @@ type APIError struct {
 	Body []byte
 	// Method and Path identify the request that failed.
 	Method, Path string
+	// RequestID is the service's id of the request (the X-Request-Id response header),
+	// to quote to support; empty when the service sent none.
+	RequestID string
+	// Header is the header of the response, as received.
+	Header http.Header
 
 	ipRestricted bool // the endpoint enforces the IP allowlist, so 403 means ErrIPNotAllowed
 }
@@ -124,6 +136,9 @@ func (e *APIError) Error() string {
 		// no approved mandate"), and error strings end up in logs: mask digit runs as
 		// the logs do. Message and Body keep the text as sent.
 		b.WriteString(maskNumbers(e.Message))
+	}
+	if e.RequestID != "" {
+		b.WriteString(" (request id " + e.RequestID + ")")
 	}
 	return b.String()
 }
@@ -151,12 +166,19 @@ type OutcomeUnknownError struct {
 	Method, Path string
 	// Err is the underlying cause: a transport error or an *APIError (5xx, code 0005).
 	Err error
+	// RequestID is the service's id of the request when a response was seen (a 5xx, a
+	// code 0005, a body cut short), to quote to support; empty otherwise.
+	RequestID string
 }
 
 func (e *OutcomeUnknownError) Error() string {
 	ref := ""
 	if e.ClientReference != "" {
 		ref = " (client reference " + e.ClientReference + ")"
+	}
+	var apiErr *APIError
+	if e.RequestID != "" && !(errors.As(e.Err, &apiErr) && apiErr.RequestID == e.RequestID) {
+		ref += " (request id " + e.RequestID + ")" // an *APIError cause names it already
 	}
 	return fmt.Sprintf("billing: %s %s: outcome unknown%s, resolve it by status check: %v", e.Method, e.Path, ref, e.Err)
 }

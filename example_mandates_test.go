@@ -58,7 +58,7 @@ func ExampleMandatesService() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("charging", d.Amount, "charges", d.Charges)
+	fmt.Println("charging", d.Amount.Money("GHS"), "charges", d.Charges.Money("GHS"))
 	srv.Advance(time.Second)
 	st, err := c.Mandates.ChargeStatus(ctx, "plan2001feb")
 	if err != nil {
@@ -68,6 +68,6 @@ func ExampleMandatesService() {
 	// Output:
 	// PENDING OTP 4 letters of passcode prefix
 	// APPROVED
-	// charging 49.99 charges 1.00
+	// charging GHS 49.99 charges GHS 1.00
 	// Paid final: true
 }

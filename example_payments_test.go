@@ -24,7 +24,7 @@ func ExamplePaymentsService_CreateCheckout() {
 	ctx := context.Background()
 
 	pay, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{
-		Amount:      5000, // 50.00 GHS
+		Amount:      5000, // minor units: GHS 50.00
 		Description: "Order 1042",
 		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com"},
 		ReturnURL:   "https://shop.example.com/orders/1042",
@@ -41,10 +41,10 @@ func ExamplePaymentsService_CreateCheckout() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(pay.Status, pay.Method, "fee", pay.Fee, "net", pay.Net, "fulfil:", pay.Succeeded())
+	fmt.Println(pay.Status, pay.Method, "fee", billing.Money{Amount: pay.Fee, Currency: pay.Currency}, "net", billing.Money{Amount: pay.Net, Currency: pay.Currency}, "fulfil:", pay.Succeeded())
 	// Output:
 	// PENDING true
-	// SUCCEEDED MOBILE_MONEY fee 98 net 4902 fulfil: true
+	// SUCCEEDED MOBILE_MONEY fee GHS 0.98 net GHS 49.02 fulfil: true
 }
 
 // A mobile-money prompt: the first answer only says it was accepted; the final state
@@ -76,10 +76,10 @@ func ExamplePaymentsService_Receive() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(st.ResponseCode, st.Status, "final:", st.IsFinal(), "paid:", st.Succeeded(), "charges:", st.Charges)
+	fmt.Println(st.ResponseCode, st.Status, "final:", st.IsFinal(), "paid:", st.Succeeded(), "charges:", billing.Money{Amount: st.Charges, Currency: st.CurrencyCode})
 	// Output:
 	// PROCESSING 233241234567
-	// 0000 Paid final: true paid: true charges: 25
+	// 0000 Paid final: true paid: true charges: GHS 0.25
 }
 
 // When the connection drops after a money movement was sent, the SDK does not send it

@@ -31,7 +31,7 @@ func ExamplePayoutsService_Send() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(s.Status, "fee", s.Fee)
+	fmt.Println(s.Status, "fee", billing.Money{Amount: s.Fee, Currency: s.Currency})
 
 	srv.Advance(time.Second)
 	st, err := c.Payouts.SendStatus(ctx, "refund1040")
@@ -40,7 +40,7 @@ func ExamplePayoutsService_Send() {
 	}
 	fmt.Println(st.ResponseCode, st.TransactionStatus, st.Channel, "final:", st.IsFinal())
 	// Output:
-	// PROCESSING fee 150
+	// PROCESSING fee GHS 1.50
 	// 0000 success vodafone-gh final: true
 }
 
@@ -67,7 +67,7 @@ func ExamplePayoutsService_SendToBank() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("amount", bt.Amount, "charges", bt.Charges, "debited", bt.AmountDebited)
+	fmt.Println("amount", bt.Amount.Money("GHS"), "charges", bt.Charges.Money("GHS"), "debited", bt.AmountDebited.Money("GHS"))
 
 	srv.Advance(time.Second)
 	st, err := c.Payouts.BankTransferStatus(ctx, &billing.BankTransferStatusParams{ClientReference: "supplier88"})
@@ -76,6 +76,6 @@ func ExamplePayoutsService_SendToBank() {
 	}
 	fmt.Println(st.TransactionStatus, st.Channel, "succeeded:", st.Succeeded())
 	// Output:
-	// amount 500.00 charges 1.00 debited 501.00
+	// amount GHS 500.00 charges GHS 1.00 debited GHS 501.00
 	// success gip-gh succeeded: true
 }

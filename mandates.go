@@ -44,6 +44,9 @@ const (
 	MandateStatusApproved  MandateStatus = "APPROVED"
 	MandateStatusActive    MandateStatus = "ACTIVE"
 	MandateStatusCancelled MandateStatus = "CANCELLED"
+	// MandateStatusFailed: the customer refused or did not approve in time (the
+	// provider's status; the spec names none for it). Nothing can be charged.
+	MandateStatusFailed MandateStatus = "FAILED"
 )
 
 // Mandate is a direct-debit pre-approval. Each call fills the fields its answer carries:
@@ -64,9 +67,9 @@ type Mandate struct {
 // IsPending reports whether the mandate waits for the customer's approval.
 func (m *Mandate) IsPending() bool { return m.PreapprovalStatus == MandateStatusPending }
 
-// IsFinal reports whether the approval request has ended: approved or cancelled.
+// IsFinal reports whether the approval request has ended: approved, cancelled or failed.
 func (m *Mandate) IsFinal() bool {
-	return m.Succeeded() || m.PreapprovalStatus == MandateStatusCancelled
+	return m.Succeeded() || m.PreapprovalStatus == MandateStatusCancelled || m.PreapprovalStatus == MandateStatusFailed
 }
 
 // Succeeded reports whether the mandate is approved (APPROVED or ACTIVE), so it can be

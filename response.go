@@ -26,6 +26,10 @@ type response struct {
 	done   bool
 	status int
 	body   []byte // kept for an *APIError
+	header http.Header
+	// from is the answer read: an earlier attempt's, when the retries then ran out on a
+	// status the transport hands back unread.
+	from *http.Response
 }
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -34,7 +38,7 @@ var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // (through a size limit) and its envelope header decoded for the error.
 func (r *response) read(resp *http.Response, out decodeTarget) error {
 	defer resp.Body.Close()
-	r.done, r.status, r.body = true, resp.StatusCode, nil
+	r.done, r.status, r.body, r.header, r.from = true, resp.StatusCode, nil, resp.Header, resp
 	out.reset()
 
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300

@@ -34,6 +34,10 @@ type attemptState struct {
 	class    retryClass
 	reached  bool // the last attempt may have been processed by the server
 	attempts int
+	// judged is the answer last judged: the transport judges an answer twice when it
+	// goes on to read its body (on its status, then after the read), and that is still
+	// one attempt.
+	judged *http.Response
 }
 
 type attemptKey struct{}
@@ -46,7 +50,10 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	if st == nil {
 		st = &attemptState{class: retryWrite}
 	}
-	st.attempts++
+	if resp == nil || resp != st.judged {
+		st.attempts++
+	}
+	st.judged = resp
 	if err != nil {
 		st.reached = !neverConnected(err)
 		if ctxErr := ctx.Err(); ctxErr != nil {

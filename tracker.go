@@ -36,6 +36,16 @@ const (
 // status checks about a callback whose shape two kinds share.
 var movementKinds = []Kind{KindReceive, KindDirectDebit, KindSend, KindBankTransfer, KindMandate}
 
+// isMovementCallback reports whether ev has the shape of the callbacks of some kind.
+func isMovementCallback(ev Event) bool {
+	for _, kind := range movementKinds {
+		if callback, _ := kind.callbackKind(); callback == ev.Kind() {
+			return true
+		}
+	}
+	return false
+}
+
 // callbackKind is the event kind whose callbacks report a movement of kind k: the
 // callbacks of receive and direct debit share one shape, as do those of send and
 // send-to-bank.
@@ -162,6 +172,9 @@ type TrackerOptions struct {
 	// Logger receives the Tracker's logs: contradictory callbacks and failing status
 	// checks. Nil is silent.
 	Logger *slog.Logger
+	// Observer is told of callbacks received, status checks asked and outcomes settled,
+	// for metrics; nil tells no one.
+	Observer TrackerObserver
 }
 
 func (o TrackerOptions) withDefaults() TrackerOptions {
@@ -207,6 +220,7 @@ type Tracker struct {
 	entries map[trackKey]*tracked
 	idle    *list.List // of *tracked nobody awaits, longest idle first
 	bytes   int        // the sum of the entries' sizes
+	pending pendingMovements
 }
 
 // trackKey names a movement as its callbacks do: the shape of the callback and the
@@ -345,6 +359,7 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 		}
 		lastCheck = t.opts.Clock.Now()
 		o, err := statusOutcome(ctx, t.client, kind, clientReference)
+		t.observeStatusCheck(ctx, kind, clientReference, o, err)
 		switch {
 		case err == nil && o.IsFinal():
 			o.At = t.opts.Clock.Now()
@@ -433,6 +448,14 @@ func worthPollingAgain(err error) bool {
 // check's truth without a second request: mount it rather than calling Deliver where you
 // can.
 func (t *Tracker) Deliver(ev Event) {
+	t.deliver(context.Background(), ev) // Deliver has no context of its own
+}
+
+// deliver takes an unconfirmed callback as a hint (see Deliver).
+func (t *Tracker) deliver(ctx context.Context, ev Event) {
+	if isMovementCallback(ev) {
+		t.observeCallback(ctx, ev)
+	}
 	key, ok := deliveredKey(ev)
 	if !ok {
 		return
@@ -449,9 +472,7 @@ func (t *Tracker) Deliver(ev Event) {
 // deliveredKey returns the key of a callback that claims a final state of a movement,
 // or false for any other event.
 func deliveredKey(ev Event) (trackKey, bool) {
-	switch ev.Kind() {
-	case EventKindTransaction, EventKindPayout, EventKindMandate:
-	default:
+	if !isMovementCallback(ev) {
 		return trackKey{}, false
 	}
 	if ev.State() == EventPending || lookupReference("reference", ev.Reference(), maxClientReference) != nil {
@@ -470,12 +491,13 @@ func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
 	opts = append([]WebhookOption{WithStatusCheckConfirmation(t.client)}, opts...)
 	return NewWebhookHandler(func(ctx context.Context, ev Event) error {
 		if o := confirmedOutcome(ctx); o != nil {
+			t.observeCallback(ctx, ev)
 			settled := *o
 			settled.At = t.opts.Clock.Now()
 			t.resolve(trackKey{ev.Kind(), ev.Reference()}, &settled)
 			return nil
 		}
-		t.Deliver(ev)
+		t.deliver(ctx, ev)
 		return nil
 	}, opts...)
 }
@@ -533,6 +555,7 @@ func (t *Tracker) entryLocked(key trackKey) *tracked {
 		e.size = sizeOf(e)
 		t.bytes += e.size
 		t.entries[key] = e
+		t.pendingStartedLocked(e)
 		t.idleLocked(e)
 	}
 	return e
@@ -559,18 +582,25 @@ func (t *Tracker) evictLocked() {
 		e.idleEl = nil
 		delete(t.entries, e.key)
 		t.bytes -= e.size
+		if e.outcome == nil {
+			t.pendingEndedLocked()
+		}
 	}
 }
 
 // resolve records a final outcome for key under the rules of precedence: the first final
 // state stands, except that a success replaces a failure; nothing replaces a success.
 func (t *Tracker) resolve(key trackKey, o *Outcome) {
+	var settled *Outcome
+	defer func() { t.observeSettled(context.Background(), settled) }() // after the unlock
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entryLocked(key)
 	switch {
 	case e.outcome == nil:
 		e.outcome = o
+		settled = t.forObserver(o)
+		t.pendingEndedLocked()
 		close(e.done)
 	case e.outcome.Succeeded():
 		if o.Failed() {
@@ -581,6 +611,7 @@ func (t *Tracker) resolve(key trackKey, o *Outcome) {
 		t.opts.Logger.Warn("billing: a success reported after a failure replaces it",
 			slog.String("clientReference", key.reference), slog.String("source", string(o.Source)))
 		e.outcome = o
+		settled = t.forObserver(o)
 	}
 	t.resizeLocked(e)
 	if e.waiters == 0 {

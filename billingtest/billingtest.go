@@ -78,6 +78,9 @@ func Start(opts ...Option) (*Server, error) {
 	for _, opt := range opts {
 		opt.apply(&cfg)
 	}
+	if err := checkWire(cfg); err != nil {
+		return nil, fmt.Errorf("starting the sandbox: %w", err)
+	}
 	listener, err := listenLoopback()
 	if err != nil {
 		return nil, fmt.Errorf("starting the sandbox: %w", err)

@@ -21,6 +21,16 @@ import (
 // Authorization header) and returns the status and decoded body.
 func call(t *testing.T, s *Server, method, path, body string, auth ...string) (int, map[string]any) {
 	t.Helper()
+	status, _, raw := send(t, s, method, path, body, auth...)
+	var decoded map[string]any
+	require.NoError(t, json.Unmarshal(raw, &decoded), "body: %s", raw)
+	return status, decoded
+}
+
+// send sends a request as call does and returns the status, the headers and
+// the body as it came.
+func send(t *testing.T, s *Server, method, path, body string, auth ...string) (int, http.Header, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 	require.NoError(t, err)
 	if len(auth) > 0 {
@@ -34,9 +44,7 @@ func call(t *testing.T, s *Server, method, path, body string, auth ...string) (i
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	var decoded map[string]any
-	require.NoError(t, json.Unmarshal(raw, &decoded), "body: %s", raw)
-	return resp.StatusCode, decoded
+	return resp.StatusCode, resp.Header, raw
 }
 
 func TestNewServerServesTheSandboxWithDefaultCredentials(t *testing.T) {

@@ -38,7 +38,8 @@ type CallbackFault struct {
 	Kind CallbackFaultKind
 	// Reference picks the callbacks of one operation: the client reference of a
 	// receive, send, send-to-bank or direct-debit charge, the clientReferenceId of a
-	// mandate, the reference of a checkout payment, the id of a subscription. Empty
+	// mandate, the reference of a checkout payment (on WireProvider, its
+	// metadata.clientReference when it has one), the id of a subscription. Empty
 	// matches every callback and webhook.
 	Reference string
 	// Nth picks the callback: 1 (or 0) is the next matching one from the injection

@@ -21,7 +21,7 @@ func TestCheckoutRuns(t *testing.T) {
 	assert.Regexp(t, `session (\w+): PENDING; send the payer to http://127\.0\.0\.1:\d+/checkout/(\w+)\n`, out.String())
 	assert.Regexp(t, `webhook payment\.succeeded for \w+: succeeded\n`, out.String())
 	for _, line := range []string{
-		"paid by MOBILE_MONEY (MTN): fee 0.98, net 49.02 GHS; fulfil: true\n",
+		"paid GHS 50.00 by MOBILE_MONEY (MTN): fee GHS 0.98, net GHS 49.02; fulfil: true\n",
 		"second session FAILED: card_declined",
 	} {
 		assert.Contains(t, out.String(), line)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+	"github.com/billingsdk/billing-go/billingtest"
 )
 
 func main() {
@@ -28,12 +28,13 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 
 	cust, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{
 		Email: fmt.Sprintf("wallet.%d@example.com", time.Now().UnixNano()),
@@ -49,12 +50,13 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("granting credits: %w", err)
 	}
-	fmt.Fprintf(out, "granted 1000: wallet %s holds %d %s credits\n", topUp.Wallet.ID, topUp.Wallet.Balance, topUp.Wallet.Currency)
+	// Credits are a count, not money.
+	fmt.Fprintf(out, "granted 1000: wallet %s holds %d credits\n", topUp.Wallet.ID, topUp.Wallet.Balance)
 
 	// Promotional credits that expire in 30 days. Deducts draw on them first.
 	now := time.Now()
-	if env.Sandbox != nil {
-		now = env.Sandbox.Now()
+	if sandbox != nil {
+		now = sandbox.Now()
 	}
 	promo, err := c.Credits.Grant(ctx, cust.ID, &billing.CreditGrantParams{
 		Amount: 200, Description: "launch promo", ExpiresAt: now.Add(30 * 24 * time.Hour),
@@ -78,9 +80,9 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "deducting 5000 is refused: %v\n", err)
 
-	if env.Sandbox != nil {
+	if sandbox != nil {
 		// 150 of the promo's 200 were spent; the other 50 expire with it.
-		env.Sandbox.Advance(31 * 24 * time.Hour)
+		sandbox.Advance(31 * 24 * time.Hour)
 		wallet, err := c.Credits.Get(ctx, cust.ID)
 		if err != nil {
 			return fmt.Errorf("reading the wallet: %w", err)
@@ -96,4 +98,29 @@ func run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "  %-6s %5d  %5d -> %-5d %s\n", tx.Type, tx.Amount, tx.BalanceBefore, tx.BalanceAfter, tx.Description)
 	}
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
 }

@@ -18,7 +18,7 @@ func TestCreditsRuns(t *testing.T) {
 	for _, line := range []string{
 		"using an embedded sandbox",
 		"granted 1000: wallet cwa_",
-		"holds 1000 GHS credits",
+		"holds 1000 credits",
 		"granted 200 expiring ",
 		": balance 1200",
 		"deducted 150: balance 1200 -> 1050",

@@ -18,7 +18,6 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
 )
 
 func main() {
@@ -30,12 +29,13 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out, billingtest.WithManualClock())
+	c, sandbox, err := connect(out, billingtest.WithManualClock())
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 
 	cust, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{
 		Email: fmt.Sprintf("esi.%d@example.com", time.Now().UnixNano()), Name: "Esi Owusu",
@@ -48,8 +48,8 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("creating a product: %w", err)
 	}
 	now := time.Now()
-	if env.Sandbox != nil {
-		now = env.Sandbox.Now()
+	if sandbox != nil {
+		now = sandbox.Now()
 	}
 	lic, err := c.Licenses.Create(ctx, &billing.LicenseCreateParams{
 		CustomerID: cust.ID, ProductID: product.ID, MaxActivations: 2,
@@ -91,7 +91,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	activate("tablet with a third seat")
 
-	if srv := env.Sandbox; srv != nil {
+	if srv := sandbox; srv != nil {
 		srv.Advance(31 * 24 * time.Hour)
 		valid, err := c.Licenses.Get(ctx, lic.Key)
 		if err != nil {
@@ -117,4 +117,29 @@ func run(ctx context.Context, out io.Writer) error {
 	_, err = c.Licenses.Update(ctx, lic.Key, &billing.LicenseUpdateParams{Status: billing.LicenseStatusActive})
 	fmt.Fprintf(out, "a revoked license cannot be reinstated: %t\n", errors.Is(err, billing.ErrLicenseRevoked))
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
 }

@@ -12,12 +12,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/examples/internal/callbacks"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+	"github.com/billingsdk/billing-go/billingtest"
 )
 
 func main() {
@@ -31,14 +32,15 @@ func main() {
 const msisdn = "233201234567" // the customer's Vodafone wallet
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 	tracker := billing.NewTracker(c, billing.TrackerOptions{})
-	callbackURL, stop, err := callbacks.Serve(tracker.Handler())
+	callbackURL, stop, err := serve(tracker.Handler())
 	if err != nil {
 		return err
 	}
@@ -56,12 +58,12 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("creating the mandate: %w", err)
 	}
 	fmt.Fprintf(out, "mandate %s: %s, verified by %s, passcode starts %s-\n", m.ClientReferenceID, m.PreapprovalStatus, m.VerificationType, m.OTPPrefix)
-	if env.Sandbox == nil {
+	if sandbox == nil {
 		fmt.Fprintln(out, "the customer received the passcode by SMS: submit it with Mandates.VerifyOTP")
 		return nil
 	}
 	verify := func(m *billing.Mandate) error {
-		otp := env.Sandbox.SMS(msisdn)[0] // what the customer reads on the phone and types in
+		otp := sandbox.SMS(msisdn)[0] // what the customer reads on the phone and types in
 		_, err := c.Mandates.VerifyOTP(ctx, &billing.MandateVerifyOTPParams{
 			CustomerMSISDN: msisdn, ServicePreApprovalID: m.ServicePreApprovalID,
 			ClientReferenceID: mandateRef, OTPCode: otp,
@@ -71,7 +73,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// A wrong passcode (here the right one with its last digit changed) is refused with
 	// 4204 and approves nothing.
-	otp := env.Sandbox.SMS(msisdn)[0]
+	otp := sandbox.SMS(msisdn)[0]
 	_, err = c.Mandates.VerifyOTP(ctx, &billing.MandateVerifyOTPParams{
 		CustomerMSISDN: msisdn, ServicePreApprovalID: m.ServicePreApprovalID,
 		ClientReferenceID: mandateRef, OTPCode: otp[:8] + string('0'+(otp[8]-'0'+1)%10),
@@ -106,7 +108,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("charging: %w", err)
 	}
-	fmt.Fprintf(out, "charging %s GHS (charges %s)\n", d.Amount, d.Charges)
+	fmt.Fprintf(out, "charging %s (charges %s)\n", d.Amount.Money("GHS"), d.Charges.Money("GHS"))
 	paid, err := tracker.Await(ctx, billing.KindDirectDebit, chargeRef)
 	if err != nil {
 		return fmt.Errorf("waiting for the charge: %w", err)
@@ -134,4 +136,42 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "new passcode accepted; the approval follows by callback")
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
+}
+
+// serve serves h on a free port of this machine, where the embedded sandbox can reach
+// it, and returns its base URL and a function that stops it. In production the service
+// is given a public HTTPS address of the merchant's server instead.
+func serve(h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }

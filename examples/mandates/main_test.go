@@ -23,7 +23,7 @@ func TestMandatesRuns(t *testing.T) {
 	for _, line := range []string{
 		"wrong passcode refused: code 4204\n",
 		"approval by callback: succeeded\n",
-		"charging 49.99 GHS (charges 1.00)\n",
+		"charging GHS 49.99 (charges GHS 1.00)\n",
 		"  outcome by callback: succeeded, code 0000\n",
 		"mandate CANCELLED\n",
 		"charge refused: code 4204\n",

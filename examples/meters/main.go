@@ -15,7 +15,7 @@ import (
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+	"github.com/billingsdk/billing-go/billingtest"
 )
 
 func main() {
@@ -27,12 +27,13 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 	unique := time.Now().UnixNano() // event names and emails are unique per business
 
 	cust, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{
@@ -53,8 +54,8 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// Each batch of calls is reported once, under an idempotency key of its own.
 	periodStart := time.Now().Add(-time.Minute)
-	if env.Sandbox != nil {
-		periodStart = env.Sandbox.Now().Add(-time.Minute)
+	if sandbox != nil {
+		periodStart = sandbox.Now().Add(-time.Minute)
 	}
 	batches := []struct {
 		key   string
@@ -118,4 +119,29 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "seats in use now: %g (%s of %d readings)\n", seatUsage.Value, seatUsage.Aggregation, seatUsage.Events)
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
 }

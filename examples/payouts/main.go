@@ -12,12 +12,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/examples/internal/callbacks"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+	"github.com/billingsdk/billing-go/billingtest"
 )
 
 func main() {
@@ -29,21 +30,22 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 	tracker := billing.NewTracker(c, billing.TrackerOptions{})
-	callbackURL, stop, err := callbacks.Serve(tracker.Handler())
+	callbackURL, stop, err := serve(tracker.Handler())
 	if err != nil {
 		return err
 	}
 	defer stop()
 	showBalance := func() {
-		if env.Sandbox != nil {
-			fmt.Fprintf(out, "  disbursement balance: %s GHS\n", billing.DecimalAmount(env.Sandbox.DisbursementBalance()))
+		if sandbox != nil {
+			fmt.Fprintf(out, "  disbursement balance: %s\n", billing.Money{Amount: sandbox.DisbursementBalance(), Currency: "GHS"})
 		}
 	}
 	showBalance()
@@ -57,7 +59,7 @@ func run(ctx context.Context, out io.Writer) error {
 	} {
 		ref := fmt.Sprintf("payout%d%d", run, i)
 		s, err := c.Payouts.Send(ctx, &billing.SendParams{
-			Amount:          15000, // 150.00 GHS
+			Amount:          15000, // minor units: GHS 150.00
 			Phone:           to.phone,
 			Provider:        billing.ProviderTelecel,
 			Name:            to.who,
@@ -68,7 +70,8 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("paying %s: %w", to.who, err)
 		}
-		fmt.Fprintf(out, "sending 150.00 GHS to %s: %s, fee %s\n", to.who, s.Status, billing.DecimalAmount(s.Fee))
+		fmt.Fprintf(out, "sending %s to %s: %s, fee %s\n", billing.Money{Amount: s.Amount, Currency: s.Currency}, to.who, s.Status,
+			billing.Money{Amount: s.Fee, Currency: s.Currency})
 		if err := report(ctx, out, tracker, billing.KindSend, ref); err != nil {
 			return err
 		}
@@ -76,7 +79,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	// Bank: the disbursement account comes from WithDisbursementAccount (or the params).
-	// Amounts are decimals on the wire; DecimalAmount(50000) is written 500.00.
+	// Amounts are decimals on the wire: DecimalAmount(50000) is written 500.00.
 	for i, account := range []string{"1441000123456", "1441000120001"} { // 0001 fails the name check
 		ref := fmt.Sprintf("bank%d%d", run, i)
 		bt, err := c.Payouts.SendToBank(ctx, &billing.BankTransferParams{
@@ -91,7 +94,8 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("paying account %s: %w", account, err)
 		}
-		fmt.Fprintf(out, "sending %s GHS to account %s: charges %s, debited %s\n", bt.Amount, account, bt.Charges, bt.AmountDebited)
+		fmt.Fprintf(out, "sending %s to account %s: charges %s, debited %s\n",
+			bt.Amount.Money("GHS"), account, bt.Charges.Money("GHS"), bt.AmountDebited.Money("GHS"))
 		if err := report(ctx, out, tracker, billing.KindBankTransfer, ref); err != nil {
 			return err
 		}
@@ -117,4 +121,44 @@ func report(ctx context.Context, out io.Writer, tracker *billing.Tracker, kind b
 	}
 	fmt.Fprintf(out, "  outcome by %s: %s, code %s\n", outcome.Source, outcome.State, outcome.Code)
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET (and BILLING_DISBURSEMENT_ACCOUNT, which
+// send-to-bank pays out of) when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+		billing.WithDisbursementAccount(os.Getenv("BILLING_DISBURSEMENT_ACCOUNT")),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
+}
+
+// serve serves h on a free port of this machine, where the embedded sandbox can reach
+// it, and returns its base URL and a function that stops it. In production the service
+// is given a public HTTPS address of the merchant's server instead.
+func serve(h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }

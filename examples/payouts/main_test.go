@@ -18,19 +18,19 @@ func TestPayoutsRuns(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, &out))
-	assert.Equal(t, `  disbursement balance: 1000000.00 GHS
-sending 150.00 GHS to Kofi: PROCESSING, fee 1.50
+	assert.Equal(t, `  disbursement balance: GHS 1,000,000.00
+sending GHS 150.00 to Kofi: PROCESSING, fee GHS 1.50
   outcome by callback: succeeded, code 0000
-  disbursement balance: 999848.50 GHS
-sending 150.00 GHS to a wallet the network refuses: PROCESSING, fee 1.50
+  disbursement balance: GHS 999,848.50
+sending GHS 150.00 to a wallet the network refuses: PROCESSING, fee GHS 1.50
   outcome by callback: failed, code 4075
-  disbursement balance: 999848.50 GHS
-sending 500.00 GHS to account 1441000123456: charges 1.00, debited 501.00
+  disbursement balance: GHS 999,848.50
+sending GHS 500.00 to account 1441000123456: charges GHS 1.00, debited GHS 501.00
   outcome by callback: succeeded, code 0000
-  disbursement balance: 999347.50 GHS
-sending 500.00 GHS to account 1441000120001: charges 1.00, debited 501.00
+  disbursement balance: GHS 999,347.50
+sending GHS 500.00 to account 1441000120001: charges GHS 1.00, debited GHS 501.00
   outcome by callback: failed, code 2001
-  disbursement balance: 999347.50 GHS
+  disbursement balance: GHS 999,347.50
 refused before sending: provider must be one of MTN, TELECEL, AIRTELTIGO
 `, out.String()[bytes.IndexByte(out.Bytes(), '\n')+1:], "everything after the line naming the sandbox")
 }

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+	"github.com/billingsdk/billing-go/billingtest"
 )
 
 func main() {
@@ -28,12 +28,13 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 
 	// Register a customer. The phone number is normalised to international form.
 	email := fmt.Sprintf("ama.%d@example.com", time.Now().UnixNano())
@@ -84,7 +85,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%d blocked customer(s) in all\n", n)
 
-	// A product in the catalog, with a monthly price of 50.00 GHS and a 7-day trial.
+	// A product in the catalog, with a monthly price of GHS 50.00 and a 7-day trial.
 	product, err := c.Products.Create(ctx, &billing.ProductCreateParams{Name: "Pro plan", Type: billing.ProductTypeDigital})
 	if err != nil {
 		return fmt.Errorf("creating a product: %w", err)
@@ -95,9 +96,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("creating a price: %w", err)
 	}
-	// Money is in minor units: DecimalAmount formats 5000 as 50.00.
-	fmt.Fprintf(out, "product %s (%s) at %s %s every %d %s\n", product.ID, product.Name,
-		billing.DecimalAmount(price.UnitAmount), price.Currency, price.IntervalCount, price.Interval)
+	// Amounts are in minor units; billing.Money prints 5000 GHS as GHS 50.00.
+	fmt.Fprintf(out, "product %s (%s) at %s every %d %s\n", product.ID, product.Name,
+		billing.Money{Amount: price.UnitAmount, Currency: price.Currency}, price.IntervalCount, price.Interval)
 
 	// A recurring price needs an interval: refused before sending, like any bad input.
 	_, err = c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{UnitAmount: 5000, IsRecurring: true})
@@ -118,4 +119,29 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "subscription %s: %s for %d days, then billed monthly\n", sub.ID, sub.Status, int(sub.TrialEnd.Sub(sub.TrialStart).Hours()/24))
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
 }

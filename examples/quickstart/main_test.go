@@ -23,7 +23,7 @@ func TestQuickstartRuns(t *testing.T) {
 		`phone "", status BLOCKED`,
 		"among the blocked customers",
 		"1 blocked customer(s) in all",
-		"(Pro plan) at 50.00 GHS every 1 MONTH",
+		"(Pro plan) at GHS 50.00 every 1 MONTH",
 		"refused before sending: interval is required when isRecurring is true",
 		": TRIALING for 7 days, then billed monthly",
 	} {

@@ -12,12 +12,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/examples/internal/callbacks"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
+	"github.com/billingsdk/billing-go/billingtest"
 )
 
 func main() {
@@ -29,17 +30,18 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 
 	// The Tracker takes the callbacks at CallbackURL and falls back to the status check
 	// when none has come five minutes after the request.
 	tracker := billing.NewTracker(c, billing.TrackerOptions{})
-	callbackURL, stop, err := callbacks.Serve(tracker.Handler())
+	callbackURL, stop, err := serve(tracker.Handler())
 	if err != nil {
 		return err
 	}
@@ -54,7 +56,7 @@ func run(ctx context.Context, out io.Writer) error {
 	} {
 		ref := fmt.Sprintf("order%d%d", run, i)
 		r, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
-			Amount:          2500, // 25.00 GHS
+			Amount:          2500, // minor units: GHS 25.00
 			Phone:           payer.phone,
 			Provider:        billing.ProviderMTN,
 			Description:     "Order " + ref,
@@ -64,7 +66,7 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("asking %s: %w", payer.who, err)
 		}
-		fmt.Fprintf(out, "asked %s (%s) for 25.00 GHS: %s\n", payer.who, r.Phone, r.Status)
+		fmt.Fprintf(out, "asked %s (%s) for %s: %s\n", payer.who, r.Phone, billing.Money{Amount: r.Amount, Currency: r.Currency}, r.Status)
 
 		outcome, err := tracker.Await(ctx, billing.KindReceive, ref)
 		if err != nil {
@@ -81,7 +83,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "status check: %s, fulfilled %t, charges %d, %d after charges\n", st.Status, st.IsFulfilled, st.Charges, st.AmountAfterCharges)
+	fmt.Fprintf(out, "status check: %s, fulfilled %t, %s paid, charges %s, %s after charges\n", st.Status, st.IsFulfilled,
+		billing.Money{Amount: st.Amount, Currency: st.CurrencyCode}, billing.Money{Amount: st.Charges, Currency: st.CurrencyCode},
+		billing.Money{Amount: st.AmountAfterCharges, Currency: st.CurrencyCode})
 
 	// A decline is a plain error, and nothing moved.
 	_, err = c.Payments.Receive(ctx, &billing.ReceiveParams{
@@ -102,4 +106,42 @@ func run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "refused before sending: %s %s\n", invalid.Field, invalid.Rule)
 	}
 	return nil
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
+}
+
+// serve serves h on a free port of this machine, where the embedded sandbox can reach
+// it, and returns its base URL and a function that stops it. In production the service
+// is given a public HTTPS address of the merchant's server instead.
+func serve(h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }

@@ -7,9 +7,11 @@
 //	go run ./examples/sandbox -disbursement-balance 500.00 # to see payouts fail with 4075
 //	go run ./examples/sandbox -faults 'POST /v1/payments/receive#2=response-lost;GET /v1/payments/{reference}=http-503:5s'
 //	go run ./examples/sandbox -callback-faults 'order7=drop;*#3=delay:10m'
+//	go run ./examples/sandbox -wire provider # answer as the payments provider does
 //
 // It prints its base URL, the hosted-checkout address and the credentials,
-// then serves until interrupted. State lives in memory and is gone when it stops.
+// then serves until interrupted. Every answer carries an X-Request-Id header;
+// -v logs it with each request. State lives in memory and is gone when it stops.
 package main
 
 import (
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		"e.g. 'POST /v1/payments/receive#2=response-lost;GET /v1/customers=latency:3s'; kinds: "+strings.Join(sandbox.FaultKindNames(), ", "))
 	callbackFaults := flags.String("callback-faults", "", "callback faults to arm, REFERENCE[#N]=KIND[:DURATION] separated by ;\n"+
 		"(* for any reference), e.g. 'order7=drop;*#3=delay:10m'; kinds: "+strings.Join(sandbox.CallbackFaultKindNames(), ", "))
+	wireName := flags.String("wire", string(sandbox.WireSpec), "wire of the money movements' answers, callbacks and webhooks: "+
+		strings.Join(sandbox.WireNames(), " or ")+" (the payments provider's payloads: decimal cedis, its casing)")
 	verbose := flags.Bool("v", false, "log every request to stdout")
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -66,7 +70,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-disbursement-balance: %w", err)
 	}
-	cfg := sandbox.Config{ResolveAfter: *resolveAfter, WebhookURL: *webhookURL, DisbursementBalance: minorUnits}
+	wire, err := sandbox.ParseWire(*wireName)
+	if err != nil {
+		return fmt.Errorf("-wire: %w", err)
+	}
+	cfg := sandbox.Config{ResolveAfter: *resolveAfter, WebhookURL: *webhookURL, DisbursementBalance: minorUnits, Wire: wire}
 	switch *scopes {
 	case "":
 	case "none":
@@ -149,13 +157,14 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, faults, callba
   scopes:               %s
   allowed IPs:          %s
   resolve after:        %s
+  wire:                 %s
   faults armed:         %d on requests, %d on callbacks
   sandbox controls:     POST /sandbox/clock/advance, POST /sandbox/payments/{reference}/complete, GET /sandbox/sms?msisdn=, POST /sandbox/faults, POST /sandbox/callbacks/faults
 Press Ctrl+C to stop.
 `, baseURL, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
 		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
 		formatAmount(cfg.DisbursementBalance), strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
-		faults, callbackFaults)
+		cfg.Wire, faults, callbackFaults)
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.

@@ -207,3 +207,45 @@ func TestRunRefusesBadFaults(t *testing.T) {
 	assert.ErrorContains(t, run(ctx, []string{"-callback-faults", "order7=drop:5m"}, io.Discard), "-callback-faults: fault")
 	assert.ErrorContains(t, run(ctx, []string{"-callback-faults", "order7=lose"}, io.Discard), "-callback-faults: sandbox: unknown callback fault kind")
 }
+
+func TestRunAnswersOnTheWireItIsGiven(t *testing.T) {
+	receive := func(t *testing.T, banner map[string]string, reference string) (map[string]json.RawMessage, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, banner["base URL"]+"/v1/payments/receive", strings.NewReader(
+			`{"amount":80,"phone":"233241234567","provider":"MTN","description":"Order","metadata":{"clientReference":"`+reference+`"}}`))
+		require.NoError(t, err)
+		req.SetBasicAuth(banner["client id"], banner["client secret"])
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var body map[string]json.RawMessage
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return body, resp.Header.Get("X-Request-Id")
+	}
+	for wire, answer := range map[string]string{"": "success responseCode message data", "spec": "success responseCode message data",
+		"provider": "Message ResponseCode Data"} {
+		t.Run("wire "+wire, func(t *testing.T) {
+			args := []string{"-addr", "127.0.0.1:0"}
+			if wire != "" {
+				args = append(args, "-wire", wire)
+			}
+			banner, cancel, done := startRun(t, args...)
+			want := wire
+			if want == "" {
+				want = "spec"
+			}
+			assert.Equal(t, want, banner["wire"])
+			body, id := receive(t, banner, "rcv1")
+			var got []string
+			for key := range body {
+				got = append(got, key)
+			}
+			assert.ElementsMatch(t, strings.Fields(answer), got)
+			assert.Regexp(t, `^req_[0-9a-f]{24}$`, id)
+			cancel()
+			assert.NoError(t, awaitReturn(t, done))
+		})
+	}
+	assert.ErrorContains(t, run(context.Background(), []string{"-wire", "soap"}, io.Discard), `-wire: unknown wire "soap": use spec or provider`)
+}

@@ -20,7 +20,6 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
 )
 
 const day = 24 * time.Hour
@@ -42,12 +41,13 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer stopHook()
 
-	env, err := exampleenv.Connect(out, billingtest.WithManualClock(), billingtest.WithWebhookURL(hookURL))
+	c, sandbox, err := connect(out, billingtest.WithManualClock(), billingtest.WithWebhookURL(hookURL))
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 
 	cust, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{
 		Email: fmt.Sprintf("kofi.%d@example.com", time.Now().UnixNano()), Name: "Kofi Boateng",
@@ -65,7 +65,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("creating a price: %w", err)
 	}
-	fmt.Fprintf(out, "price %s: %s %s a month, %d-day trial\n", price.ID, billing.DecimalAmount(price.UnitAmount), price.Currency, price.TrialPeriodDays)
+	fmt.Fprintf(out, "price %s: %s a month, %d-day trial\n", price.ID, billing.Money{Amount: price.UnitAmount, Currency: price.Currency}, price.TrialPeriodDays)
 
 	// The price's trial applies: the subscription starts TRIALING.
 	sub, err := c.Subscriptions.Create(ctx, &billing.SubscriptionCreateParams{CustomerID: cust.ID, PriceID: price.ID})
@@ -74,7 +74,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "subscription %s is %s until %s\n", sub.ID, sub.Status, date(sub.TrialEnd))
 
-	srv := env.Sandbox
+	srv := sandbox
 	if srv == nil {
 		fmt.Fprintln(out, "against a real service the trial ends in 14 days; the example stops here")
 		return nil
@@ -152,3 +152,28 @@ func serveWebhooks(events chan<- billing.Event) (string, func(), error) {
 }
 
 func date(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
+}

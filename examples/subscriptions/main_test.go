@@ -17,7 +17,7 @@ func TestSubscriptionsRuns(t *testing.T) {
 	require.NoError(t, run(context.Background(), &out))
 	for _, line := range []string{
 		"using an embedded sandbox",
-		": 50.00 GHS a month, 14-day trial\n",
+		": GHS 50.00 a month, 14-day trial\n",
 		" is TRIALING until 2025-01-15\n",
 		"webhook customer.subscription.trial for sub_",
 		"14 days later: ACTIVE, billed 2025-01-15 to 2025-02-15\n",

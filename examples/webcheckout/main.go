@@ -18,16 +18,16 @@ import (
 	"html/template"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
-	"github.com/billingsdk/billing-go/examples/internal/callbacks"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
 )
 
 func main() {
@@ -42,30 +42,32 @@ func main() {
 // reports: the payment.succeeded webhook and the web SDK's transaction callbacks.
 func run(ctx context.Context, out io.Writer) error {
 	out = &lockedWriter{w: out} // handlers write from their own goroutines
-	webhookURL, stopWebhooks, err := callbacks.Serve(billing.NewWebhookHandler(report(out, "webhook")))
+	webhookURL, stopWebhooks, err := serve(billing.NewWebhookHandler(report(out, "webhook")))
 	if err != nil {
 		return err
 	}
 	defer stopWebhooks()
-	env, err := exampleenv.Connect(out, billingtest.WithWebhookURL(webhookURL))
+	c, sandbox, err := connect(out, billingtest.WithWebhookURL(webhookURL))
 	if err != nil {
 		return err
 	}
-	defer env.Close()
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 
 	publicKey := os.Getenv("BILLING_PUBLIC_KEY")
-	if env.Sandbox != nil {
-		publicKey = env.Sandbox.PublicKey
+	if sandbox != nil {
+		publicKey = sandbox.PublicKey
 	}
 	if publicKey == "" {
 		return errors.New("set BILLING_PUBLIC_KEY, the public key of the web SDK, beside the other BILLING_ variables")
 	}
-	s := &shop{client: env.Client, publicKey: publicKey}
+	s := &shop{client: c, publicKey: publicKey}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.payPage)
 	mux.HandleFunc("GET /thanks", s.thanks)
 	mux.Handle("POST /callbacks", billing.NewWebhookHandler(report(out, "transaction callback")))
-	shopURL, stopShop, err := callbacks.Serve(mux)
+	shopURL, stopShop, err := serve(mux)
 	if err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ type shop struct {
 // web SDK needs for it. The client secret stays here; the page sees the public key.
 func (s *shop) payPage(w http.ResponseWriter, r *http.Request) {
 	pay, err := s.client.Payments.CreateCheckout(r.Context(), &billing.CheckoutParams{
-		Amount:      5000, // 50.00 GHS
+		Amount:      5000, // minor units: GHS 50.00
 		Description: "Two bags of rice",
 		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233 24 123 4567"},
 		ReturnURL:   s.url + "/thanks", // where a payer who paid in a new tab comes back to
@@ -109,7 +111,7 @@ func (s *shop) payPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	render(w, payPage, map[string]any{"Web": web, "Price": billing.DecimalAmount(web.PurchaseInfo.Amount)})
+	render(w, payPage, map[string]any{"Web": web, "Price": billing.Money{Amount: pay.Amount, Currency: pay.Currency}})
 }
 
 // thanks is where the checkout sends a payer back: it asks the service for the outcome
@@ -141,7 +143,7 @@ var payPage = template.Must(template.New("pay").Parse(`<!DOCTYPE html>
 <body>
 <main>
 <h1>Rice shop</h1>
-<p>Two bags of rice: GHS {{.Price}}</p>
+<p>Two bags of rice: {{.Price}}</p>
 <p>
 <button type="button" data-mode="iframe">Pay in this page</button>
 <button type="button" data-mode="modal">Pay in a pop-up</button>
@@ -200,4 +202,42 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
+}
+
+// serve serves h on a free port of this machine, where the embedded sandbox can reach
+// it, and returns its base URL and a function that stops it. In production the service
+// is given a public HTTPS address of the merchant's server instead.
+func serve(h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -24,8 +25,6 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
-	"github.com/billingsdk/billing-go/examples/internal/callbacks"
-	"github.com/billingsdk/billing-go/examples/internal/exampleenv"
 )
 
 func main() {
@@ -37,18 +36,19 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	env, err := exampleenv.Connect(out)
+	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
 	}
-	defer env.Close()
-	c := env.Client
+	if sandbox != nil {
+		defer sandbox.Close()
+	}
 
 	// Against the embedded sandbox the Tracker keeps the sandbox's time, so moving that
 	// clock moves the Tracker's five-minute wait too.
 	var opts billing.TrackerOptions
-	if env.Sandbox != nil {
-		opts.Clock = env.Sandbox.Clock()
+	if sandbox != nil {
+		opts.Clock = sandbox.Clock()
 	}
 	tracker := billing.NewTracker(c, opts)
 
@@ -56,7 +56,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// twice, and believes a claimed success only once the status check agrees: the spec
 	// has no signatures, so anyone could post one.
 	handler := tracker.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(c))
-	base, stop, err := callbacks.Serve(handler)
+	base, stop, err := serve(handler)
 	if err != nil {
 		return err
 	}
@@ -71,8 +71,8 @@ func run(ctx context.Context, out io.Writer) error {
 	payment := fmt.Sprintf("order%d", run)
 	payout := fmt.Sprintf("refund%d", run)
 	silent := fmt.Sprintf("order%dsilent", run)
-	if env.Sandbox != nil {
-		env.Sandbox.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: silent})
+	if sandbox != nil {
+		sandbox.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: silent})
 	}
 
 	for _, ref := range []string{payment, silent} {
@@ -85,7 +85,7 @@ func run(ctx context.Context, out io.Writer) error {
 		if err := tracker.Track(billing.KindReceive, ref); err != nil {
 			return err
 		}
-		fmt.Fprintln(out, "asked for 50.00 GHS, reference", describe(ref, run))
+		fmt.Fprintln(out, "asked for", billing.Money{Amount: 5000, Currency: "GHS"}, "reference", describe(ref, run))
 	}
 	if _, err := c.Payouts.Send(ctx, &billing.SendParams{
 		Amount: 2000, Phone: "+233 20 123 4567", Provider: billing.ProviderTelecel, Name: "Kofi Boateng",
@@ -96,7 +96,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := tracker.Track(billing.KindSend, payout); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "paid out 20.00 GHS, reference", describe(payout, run))
+	fmt.Fprintln(out, "paid out", billing.Money{Amount: 2000, Currency: "GHS"}, "reference", describe(payout, run))
 
 	// The callbacks of the first two arrive within moments.
 	for _, w := range []struct {
@@ -121,9 +121,9 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// No callback comes for the third. Five minutes after the request the Tracker asks the
 	// status check, as the spec says to.
-	if env.Sandbox != nil {
+	if sandbox != nil {
 		fmt.Fprintln(out, "no callback for", describe(silent, run)+"; moving the sandbox clock five minutes on")
-		env.Sandbox.Advance(5 * time.Minute)
+		sandbox.Advance(5 * time.Minute)
 	}
 	o, err := tracker.Await(ctx, billing.KindReceive, silent)
 	if err != nil {
@@ -142,11 +142,49 @@ func report(out io.Writer, o *billing.Outcome, run int64) {
 	case o.IsPending():
 		verdict = "still pending: ask again later"
 	}
-	fmt.Fprintf(out, "%s %s: %s by %s, code %s, %s GHS: %s\n", o.Kind, describe(o.ClientReference, run), o.State, o.Source,
-		o.Code, billing.DecimalAmount(o.Amount), verdict)
+	fmt.Fprintf(out, "%s %s: %s by %s, code %s, %s: %s\n", o.Kind, describe(o.ClientReference, run), o.State, o.Source,
+		o.Code, billing.Money{Amount: o.Amount, Currency: "GHS"}, verdict)
 }
 
 // describe shortens a reference for printing: the run's timestamp is left out.
 func describe(ref string, run int64) string {
 	return strings.Replace(ref, fmt.Sprint(run), "…", 1)
+}
+
+// connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
+// and BILLING_CLIENT_SECRET when they are set. Otherwise it starts a sandbox
+// of the service in this process (opts configure it) and returns it too, for the caller
+// to drive and close.
+func connect(out io.Writer, opts ...billingtest.Option) (*billing.Client, *billingtest.Server, error) {
+	base, id, secret := os.Getenv("BILLING_BASE_URL"), os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")
+	if base == "" && id == "" && secret == "" {
+		sandbox, err := billingtest.Start(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(out, "using an embedded sandbox at %s (set BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET to use a real service)\n", sandbox.URL)
+		return sandbox.Client(), sandbox, nil
+	}
+	c, err := billing.NewClient(
+		billing.WithBaseURL(base),
+		billing.WithClientCredentials(id, secret),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BILLING_BASE_URL, BILLING_CLIENT_ID and BILLING_CLIENT_SECRET must all be set: %w", err)
+	}
+	fmt.Fprintf(out, "using the service at %s\n", base)
+	return c, nil, nil
+}
+
+// serve serves h on a free port of this machine, where the embedded sandbox can reach
+// it, and returns its base URL and a function that stops it. In production the service
+// is given a public HTTPS address of the merchant's server instead.
+func serve(h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }

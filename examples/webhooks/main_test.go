@@ -21,14 +21,14 @@ func TestWebhooksRuns(t *testing.T) {
 	require.NoError(t, run(ctx, &out))
 	for _, line := range []string{
 		"using an embedded sandbox",
-		"asked for 50.00 GHS, reference order…\n",
-		"asked for 50.00 GHS, reference order…silent\n",
-		"paid out 20.00 GHS, reference refund…\n",
-		"receive order…: succeeded by callback, code 0000, 50.00 GHS: fulfil the order\n",
-		"send refund…: succeeded by callback, code 0000, 20.00 GHS: fulfil the order\n",
+		"asked for GHS 50.00 reference order…\n",
+		"asked for GHS 50.00 reference order…silent\n",
+		"paid out GHS 20.00 reference refund…\n",
+		"receive order…: succeeded by callback, code 0000, GHS 50.00: fulfil the order\n",
+		"send refund…: succeeded by callback, code 0000, GHS 20.00: fulfil the order\n",
 		"a forged success callback was answered 403: nothing was fulfilled\n",
 		"no callback for order…silent; moving the sandbox clock five minutes on\n",
-		"receive order…silent: succeeded by status_check, code 0000, 50.00 GHS: fulfil the order\n",
+		"receive order…silent: succeeded by status_check, code 0000, GHS 50.00: fulfil the order\n",
 	} {
 		assert.Contains(t, out.String(), line)
 	}

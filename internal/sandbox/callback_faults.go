@@ -20,16 +20,17 @@ const (
 	CallbackDuplicated CallbackFaultKind = "duplicate"
 	// CallbackStale delivers the callback, then a stale copy of it: the same
 	// body in the state before the final one (ResponseCode 0001 and Message
-	// "pending", PreapprovalStatus PENDING, or a checkout's data.status
-	// PENDING).
+	// "pending", PreapprovalStatus PENDING, a checkout's data.status PENDING,
+	// or the provider's checkout Status Pending).
 	CallbackStale CallbackFaultKind = "stale"
 	// CallbackDelayed holds the callback back for the fault's Delay of sandbox
 	// time (DefaultCallbackDelay when zero) before its first attempt.
 	CallbackDelayed CallbackFaultKind = "delay"
 	// CallbackContradicted delivers the callback, then a copy claiming the
 	// opposite final state: a success (ResponseCode 0000, PreapprovalStatus
-	// APPROVED, a checkout's SUCCEEDED) followed by a failure (2001 and
-	// Message "failed", FAILED), a failure by a success. Only a receiver that
+	// APPROVED, a checkout's SUCCEEDED or the provider's Success) followed by a
+	// failure (2001 and Message "failed", FAILED, Failed), a failure by a
+	// success. Only a receiver that
 	// checks success against the status check keeps the truth.
 	CallbackContradicted CallbackFaultKind = "contradict"
 )
@@ -44,8 +45,9 @@ type CallbackFault struct {
 	Kind CallbackFaultKind
 	// Reference picks the callbacks of one operation: the client reference of a
 	// transaction or payout callback, the clientReferenceId of a mandate
-	// callback, the payment reference of a checkout webhook, the subscription
-	// id of a trial webhook. Empty matches every callback.
+	// callback, the payment reference of a checkout webhook (the ClientReference
+	// of the provider's), the subscription id of a trial webhook. Empty matches
+	// every callback.
 	Reference string
 	// Nth counts the matching callbacks from the injection on: 1 (or 0) is the
 	// next one.
@@ -158,23 +160,24 @@ func callbackReference(payload []byte) string {
 
 // staleCopy returns payload as it read before its final state: ResponseCode 0001
 // and Message "pending", PreapprovalStatus PENDING, a checkout's data.status
-// PENDING.
+// PENDING, the provider's checkout Status Pending.
 func staleCopy(payload []byte) []byte {
-	return restated(payload, stateWords{code: CodeAccepted, message: "pending", preapproval: "PENDING", checkout: "PENDING"})
+	return restated(payload, stateWords{code: CodeAccepted, message: "pending", preapproval: "PENDING", checkout: "PENDING", status: "Pending"})
 }
 
 // contradictingCopy returns payload claiming the opposite final state: a failure
 // for a success, a success for anything else.
 func contradictingCopy(payload []byte) []byte {
 	if reportsSuccess(payload) {
-		return restated(payload, stateWords{code: CodeFailed, message: "failed", preapproval: "FAILED", checkout: checkoutFailed})
+		return restated(payload, stateWords{code: CodeFailed, message: "failed", preapproval: "FAILED", checkout: checkoutFailed, status: "Failed"})
 	}
-	return restated(payload, stateWords{code: CodeSuccess, message: "success", preapproval: "APPROVED", checkout: checkoutSucceeded})
+	return restated(payload, stateWords{code: CodeSuccess, message: "success", preapproval: "APPROVED", checkout: checkoutSucceeded, status: "Success"})
 }
 
-// stateWords are the values of the keys that carry a callback's state.
+// stateWords are the values of the keys that carry a callback's state; status
+// is the word of the Status and Data.Status of the provider's checkout webhook.
 type stateWords struct {
-	code, message, preapproval, checkout string
+	code, message, preapproval, checkout, status string
 }
 
 // reportsSuccess tells whether a callback or webhook reports a success.
@@ -191,8 +194,9 @@ func reportsSuccess(payload []byte) bool {
 }
 
 // restated returns payload with the keys that carry its state set to words:
-// ResponseCode, Message, PreapprovalStatus, and a checkout's data.status; only
-// keys already there are set. Values other than the state keep their exact text.
+// ResponseCode, Message, PreapprovalStatus, a checkout's data.status, and
+// Status and Data.Status (the provider's checkout webhook); only keys already
+// there are set. Values other than the state keep their exact text.
 func restated(payload []byte, words stateWords) []byte {
 	var body map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &body); err != nil {
@@ -206,6 +210,14 @@ func restated(payload []byte, words stateWords) []byte {
 	set(body, "ResponseCode", words.code)
 	set(body, "Message", words.message)
 	set(body, "PreapprovalStatus", words.preapproval)
+	if _, ok := body["Status"]; ok {
+		set(body, "Status", words.status)
+		var data map[string]json.RawMessage
+		if json.Unmarshal(body["Data"], &data) == nil {
+			set(data, "Status", words.status)
+			body["Data"], _ = json.Marshal(data)
+		}
+	}
 	var event string
 	if json.Unmarshal(body["event"], &event) == nil && event == "payment.succeeded" {
 		var data map[string]json.RawMessage

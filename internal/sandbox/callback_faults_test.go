@@ -202,3 +202,27 @@ func TestParseCallbackFaults(t *testing.T) {
 	s := newTestServer(t, Config{})
 	assert.ErrorContains(t, s.InjectCallbackFault(faults[0]), "unknown callback fault kind")
 }
+
+// The provider's checkout webhook carries its state in Status and Data.Status
+// besides ResponseCode: a stale or contradicting copy restates all three.
+func TestCallbackCopiesOfTheProvidersCheckoutWebhook(t *testing.T) {
+	const webhook = `{"ResponseCode":"0000","Status":"Success","Data":{"CheckoutId":"c1","ClientReference":"chk9","Status":"Success","Amount":0.5}}`
+	assert.Equal(t, "chk9", callbackReference([]byte(webhook)))
+	for kind, copy := range map[CallbackFaultKind]string{
+		CallbackStale:        `{"ResponseCode":"0001","Status":"Pending","Data":{"CheckoutId":"c1","ClientReference":"chk9","Status":"Pending","Amount":0.5}}`,
+		CallbackContradicted: `{"ResponseCode":"2001","Status":"Failed","Data":{"CheckoutId":"c1","ClientReference":"chk9","Status":"Failed","Amount":0.5}}`,
+	} {
+		t.Run(string(kind), func(t *testing.T) {
+			url := newCallbackReceiver(t)
+			s := newProviderServer(t, Config{})
+			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: kind, Reference: "chk9"}))
+			deliverRaw(s, url, webhook)
+			s.Advance(0)
+			got := deliveredTo(s, url)
+			require.Len(t, got, 2)
+			assert.JSONEq(t, webhook, string(got[0]), "the true state first")
+			assert.JSONEq(t, copy, string(got[1]), "then the copy")
+			assert.Equal(t, "0.5", string(object(t, object(t, got[1])["Data"])["Amount"]), "amounts keep their text")
+		})
+	}
+}

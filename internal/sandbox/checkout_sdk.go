@@ -166,11 +166,7 @@ func (s *Server) bindSDKCallback(p *checkoutPayment, clientReference, callbackUR
 	}
 	m, orderID := p.movement, p.ID
 	m.callbackURL = callbackURL
-	m.callback = func() any {
-		cb := transactionCallbackOf(m, description, orderID)
-		cb.Data.ClientReference = clientReference
-		return cb
-	}
+	m.callback = func() any { return s.shapes.transactionCallback(m, clientReference, description, orderID) }
 }
 
 // sdkCallback returns where to post the transaction callback of a session

@@ -24,4 +24,15 @@
 // parsePageQuery and listPage (pagination.go), and answer through the writers
 // of respond.go. Time-driven work (resolutions, callbacks, renewals, expiries)
 // goes through s.schedule and reads the time from s.Now.
+//
+// # Two wires
+//
+// Config.Wire chooses the form of the money movements' answers, callbacks and
+// webhooks: the spec's, or the payments provider's documented payloads. The
+// state behind them is one; handlers never ask which wire is in force, they
+// call the shape's function in s.shapes (wire.go), whose two rows, specShapes
+// and providerShapes (wire_provider.go), render it. A new shape that differs
+// between the wires is one field there and one function per row.
+//
+// Every answer carries an X-Request-Id header, also written to the request log.
 package sandbox

@@ -6,14 +6,23 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
+	"time"
 )
 
-// Mandate states (decided: CANCELLED after a cancel; README "The sandbox").
+// Mandate states (decided: CANCELLED after a cancel, FAILED when the customer
+// refuses; README "The sandbox").
 const (
 	mandatePending   = "PENDING"
 	mandateApproved  = "APPROVED"
 	mandateCancelled = "CANCELLED"
+	mandateFailed    = "FAILED"
 )
+
+// mandateOutcomes choose by the MSISDN's last digits how the customer answers
+// a mandate's approval request: 0009 refuses it (the mandate fails, and the
+// callback says FAILED); any other number approves. The endings of
+// collectionOutcomes are left free, as charges under a mandate use them.
+var mandateOutcomes = testNumbers{"0009": {code: CodePreapprovalFailed}}
 
 // Direct-debit channels and how each verifies a mandate (SPEC "Direct debit
 // mandates"): MTN by a USSD prompt, Telecel by an OTP sent by SMS.
@@ -61,8 +70,11 @@ func (st *mandateStore) add(m *mandate) {
 
 // active returns the msisdn's PENDING or APPROVED mandate on channel, or nil.
 func (st *mandateStore) active(msisdn, channel string) *mandate {
-	return st.find(msisdn, channel, func(m *mandate) bool { return m.Status != mandateCancelled })
+	return st.find(msisdn, channel, (*mandate).isActive)
 }
+
+// isActive tells whether m awaits approval or is approved.
+func (m *mandate) isActive() bool { return m.Status == mandatePending || m.Status == mandateApproved }
 
 // approved returns the msisdn's APPROVED mandate on channel, or nil.
 func (st *mandateStore) approved(msisdn, channel string) *mandate {
@@ -138,17 +150,23 @@ func (s *Server) createMandate(w http.ResponseWriter, r *http.Request) {
 		m.CreatedAt = timestamp{s.Now()}
 		err = s.money.accept(m.movement, &outcome{}, m.CreatedAt.Time)
 	}
+	var answer any
 	if err == nil {
 		s.mandates.add(m)
 		s.requestApproval(m)
+		answer = s.shapes.mandateCreated(m)
 	}
-	view := m.view(false)
 	s.mu.Unlock()
 	if err != nil {
 		writeMoneyError(w, familyCamel, err)
 		return
 	}
-	writeFlow(w, familyCamel, http.StatusOK, CodePreapprovalOK, "the mandate is awaiting the customer's approval", view)
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// mandateCreated is the answer to a mandate request, alike on both wires.
+func mandateCreated(m *mandate) any {
+	return flowBody(familyCamel, CodePreapprovalOK, "the mandate is awaiting the customer's approval", m.view(false))
 }
 
 // requestApproval asks the customer to approve m: a USSD prompt approved on
@@ -167,7 +185,8 @@ func (s *Server) requestApproval(m *mandate) {
 	s.approveLater(m)
 }
 
-// approveLater approves m after ResolveAfter unless a cancel or a newer
+// approveLater has the customer answer m after ResolveAfter, approving it
+// unless mandateOutcomes say the number refuses, unless a cancel or a newer
 // approval request comes first, then calls back. s.mu must be held.
 func (s *Server) approveLater(m *mandate) {
 	request := m.request
@@ -176,10 +195,13 @@ func (s *Server) approveLater(m *mandate) {
 		var body any
 		if m.request == request && m.Status == mandatePending {
 			now := s.Now()
+			code := mandateOutcomes.of(m.Msisdn).code
 			m.Status = mandateApproved
-			s.money.settle(m.movement, CodeSuccess, now)
-			body = mandateCallback{CustomerMsisdn: m.Msisdn, VerificationType: m.VerificationType, PreapprovalStatus: m.Status,
-				ServicePreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: timestamp{now}}
+			if code != CodeSuccess {
+				m.Status = mandateFailed
+			}
+			s.money.settle(m.movement, code, now)
+			body = s.shapes.mandateCallback(m, now)
 		}
 		target := m.callbackURL
 		s.mu.Unlock()
@@ -189,14 +211,21 @@ func (s *Server) approveLater(m *mandate) {
 	})
 }
 
-// mandateCallback is posted when a mandate is approved (SPEC "Mandate callback").
+// mandateCallback is posted when a mandate is approved or fails (SPEC
+// "Mandate callback"), alike on both wires but for the date's form.
 type mandateCallback struct {
-	CustomerMsisdn       string    `json:"CustomerMsisdn"`
-	VerificationType     string    `json:"VerificationType"`
-	PreapprovalStatus    string    `json:"PreapprovalStatus"`
-	ServicePreapprovalID string    `json:"ServicePreapprovalId"`
-	ClientReferenceID    string    `json:"ClientReferenceId"`
-	CreatedAt            timestamp `json:"CreatedAt"`
+	CustomerMsisdn       string `json:"CustomerMsisdn"`
+	VerificationType     string `json:"VerificationType"`
+	PreapprovalStatus    string `json:"PreapprovalStatus"`
+	ServicePreapprovalID string `json:"ServicePreapprovalId"`
+	ClientReferenceID    string `json:"ClientReferenceId"`
+	CreatedAt            string `json:"CreatedAt"`
+}
+
+// mandateCallbackOf is the callback of m's answer at at, dated by date.
+func mandateCallbackOf(m *mandate, at time.Time, date func(time.Time) string) mandateCallback {
+	return mandateCallback{CustomerMsisdn: m.Msisdn, VerificationType: m.VerificationType, PreapprovalStatus: m.Status,
+		ServicePreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: date(at)}
 }
 
 func (s *Server) verifyMandateOTP(w http.ResponseWriter, r *http.Request) {
@@ -216,19 +245,24 @@ func (s *Server) verifyMandateOTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	m, err := s.mandateForOTP(id, msisdn, reference, otp)
-	var data any
+	var answer any
 	if err == nil {
-		data = struct {
-			ServicePreApprovalID string `json:"servicePreApprovalId"`
-			PreapprovalStatus    string `json:"preapprovalStatus"`
-		}{m.ID, m.Status}
+		answer = s.shapes.otpVerified(m)
 	}
 	s.mu.Unlock()
 	if err != nil {
 		writeMoneyError(w, familyCamel, err)
 		return
 	}
-	writeFlow(w, familyCamel, http.StatusOK, CodePreapprovalOK, "the OTP was verified; approval follows by callback", data)
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// otpVerified is the answer to a right OTP, alike on both wires.
+func otpVerified(m *mandate) any {
+	return flowBody(familyCamel, CodePreapprovalOK, "the OTP was verified; approval follows by callback", struct {
+		ServicePreApprovalID string `json:"servicePreApprovalId"`
+		PreapprovalStatus    string `json:"preapprovalStatus"`
+	}{m.ID, m.Status})
 }
 
 // mandateForOTP checks otp against the mandate and, the first time it is
@@ -276,17 +310,24 @@ func (s *Server) mandateStatus(w http.ResponseWriter, r *http.Request) {
 	reference := r.PathValue("clientReferenceId")
 	s.mu.Lock()
 	m, ok := s.mandates.byRef[reference]
-	var view mandateStatusView
+	var answer any
 	if ok {
-		view = mandateStatusView{ServicePreApprovalID: m.ID, ClientReferenceID: m.ClientReference, CustomerMsisdn: m.Msisdn,
-			Channel: m.Channel, VerificationType: m.VerificationType, PreapprovalStatus: m.Status, CreatedAt: m.CreatedAt}
+		answer = s.shapes.mandateStatus(m)
 	}
 	s.mu.Unlock()
 	if !ok {
 		writeError(w, notFoundError("mandate", reference))
 		return
 	}
-	writeFlow(w, familyCamel, http.StatusOK, CodePreapprovalOK, "mandate status", view)
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// specMandateStatus is the sandbox's mandate status check on the spec's wire
+// (the spec shows none).
+func specMandateStatus(m *mandate) any {
+	return flowBody(familyCamel, CodePreapprovalOK, "mandate status", mandateStatusView{ServicePreApprovalID: m.ID,
+		ClientReferenceID: m.ClientReference, CustomerMsisdn: m.Msisdn, Channel: m.Channel, VerificationType: m.VerificationType,
+		PreapprovalStatus: m.Status, CreatedAt: m.CreatedAt})
 }
 
 // cancelMandate cancels every PENDING or APPROVED mandate of the MSISDN and
@@ -296,27 +337,33 @@ func (s *Server) cancelMandate(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var cancelled *mandate
 	for _, m := range s.mandates.byMsisdn[msisdn] {
-		if m.Status != mandateCancelled {
+		if m.isActive() {
 			m.Status, cancelled = mandateCancelled, m
 			m.request++ // a pending approval no longer applies
 			s.money.settle(m.movement, CodePreapprovalFailed, s.Now())
 		}
 	}
-	var data any
+	var answer any
 	if cancelled != nil {
-		data = struct {
-			ServicePreApprovalID string `json:"servicePreApprovalId"`
-			ClientReferenceID    string `json:"clientReferenceId"`
-			CustomerMsisdn       string `json:"customerMsisdn"`
-			PreapprovalStatus    string `json:"preapprovalStatus"`
-		}{cancelled.ID, cancelled.ClientReference, cancelled.Msisdn, cancelled.Status}
+		answer = s.shapes.mandateCancelled(cancelled)
 	}
 	s.mu.Unlock()
 	if cancelled == nil {
 		writeError(w, notFoundError("pending or approved mandate for MSISDN", msisdn))
 		return
 	}
-	writeFlow(w, familyCamel, http.StatusOK, CodePreapprovalOK, "the mandate was cancelled", data)
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// specMandateCancelled is the sandbox's answer to a cancel on the spec's wire
+// (the spec shows none): the newest mandate cancelled.
+func specMandateCancelled(m *mandate) any {
+	return flowBody(familyCamel, CodePreapprovalOK, "the mandate was cancelled", struct {
+		ServicePreApprovalID string `json:"servicePreApprovalId"`
+		ClientReferenceID    string `json:"clientReferenceId"`
+		CustomerMsisdn       string `json:"customerMsisdn"`
+		PreapprovalStatus    string `json:"preapprovalStatus"`
+	}{m.ID, m.ClientReference, m.Msisdn, m.Status})
 }
 
 // reactivateMandate requests approval again for the MSISDN's newest
@@ -335,7 +382,7 @@ func (s *Server) reactivateMandate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	var view mandateView
+	var answer any
 	all := s.mandates.byMsisdn[msisdn]
 	switch {
 	case len(all) == 0:
@@ -346,14 +393,20 @@ func (s *Server) reactivateMandate(w http.ResponseWriter, r *http.Request) {
 		m := all[len(all)-1]
 		m.Status, m.callbackURL = mandatePending, callbackURL
 		s.requestApproval(m)
-		view = m.view(true)
+		answer = s.shapes.mandateRenewed(m)
 	}
 	s.mu.Unlock()
 	if err != nil {
 		writeMoneyError(w, familyCamel, err)
 		return
 	}
-	writeFlow(w, familyCamel, http.StatusOK, CodePreapprovalOK, "approval was requested again", view)
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// mandateRenewed is the answer to a reactivate; the spec's wire (whose shape
+// the spec leaves open) also names the MSISDN.
+func mandateRenewed(m *mandate, withMsisdn bool) any {
+	return flowBody(familyCamel, CodePreapprovalOK, "approval was requested again", m.view(withMsisdn))
 }
 
 // charge is an accepted direct-debit charge.
@@ -362,16 +415,30 @@ type charge struct {
 	movement    *movement
 }
 
-// chargeView is the data of the direct-debit answer (SPEC "Direct debit charge").
+// chargeView is the data of the direct-debit answer (SPEC "Direct debit
+// charge"), also the provider's answer to a receive.
 type chargeView struct {
-	TransactionID      string  `json:"TransactionId"`
-	Description        string  `json:"Description"`
-	ClientReference    string  `json:"ClientReference"`
-	Amount             decimal `json:"Amount"`
-	Charges            decimal `json:"Charges"`
-	AmountAfterCharges decimal `json:"AmountAfterCharges"`
-	AmountCharged      decimal `json:"AmountCharged"`
-	DeliveryFee        decimal `json:"DeliveryFee"`
+	TransactionID      string `json:"TransactionId"`
+	Description        string `json:"Description"`
+	ClientReference    string `json:"ClientReference"`
+	Amount             number `json:"Amount"`
+	Charges            number `json:"Charges"`
+	AmountAfterCharges number `json:"AmountAfterCharges"`
+	AmountCharged      number `json:"AmountCharged"`
+	DeliveryFee        number `json:"DeliveryFee"`
+}
+
+// collectionAccepted describes an accepted collection, amounts written by amount.
+func collectionAccepted(m *movement, description string, amount func(int64) number) chargeView {
+	return chargeView{TransactionID: m.TransactionID, Description: description, ClientReference: m.ClientReference,
+		Amount: amount(m.Amount), Charges: amount(m.Fee), AmountAfterCharges: amount(m.Amount - m.Fee),
+		AmountCharged: amount(m.Amount), DeliveryFee: amount(0)}
+}
+
+// specChargeAccepted is the spec's answer to a direct-debit charge.
+func specChargeAccepted(c *charge) any {
+	return flowBody(familyPascal, CodeAccepted, "the charge was accepted; the final state follows by callback",
+		collectionAccepted(c.movement, c.Description, twoDecimals))
 }
 
 func (s *Server) directDebit(w http.ResponseWriter, r *http.Request) {
@@ -396,7 +463,7 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request) {
 	c := &charge{Description: description}
 	m := &movement{Movement: Movement{Kind: string(kindDirectDebit), ClientReference: reference, TransactionID: newReference(),
 		Amount: amount, Fee: flatCharge}, callbackURL: callbackURL}
-	m.callback = func() any { return transactionCallbackOf(m, c.Description, m.TransactionID) }
+	m.callback = func() any { return s.shapes.transactionCallback(m, m.ClientReference, c.Description, m.TransactionID) }
 	c.movement = m
 	o := collectionOutcomes.of(msisdn)
 	if amount <= flatCharge && o.refuse == "" {
@@ -412,8 +479,10 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.money.accept(m, &o, s.Now())
 	}
+	var answer any
 	if err == nil {
 		s.mandates.addCharge(c)
+		answer = s.shapes.chargeAccepted(c)
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -421,9 +490,7 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.resolveLater(m, o)
-	writeFlow(w, familyPascal, http.StatusOK, CodeAccepted, "the charge was accepted; the final state follows by callback", chargeView{
-		TransactionID: m.TransactionID, Description: description, ClientReference: reference, Amount: decimal(amount),
-		Charges: decimal(m.Fee), AmountAfterCharges: decimal(amount - m.Fee), AmountCharged: decimal(amount)})
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func (st *mandateStore) addCharge(c *charge) {
@@ -439,17 +506,16 @@ func (s *Server) directDebitStatus(w http.ResponseWriter, r *http.Request) {
 	reference := r.PathValue("clientReference")
 	s.mu.Lock()
 	c, ok := s.mandates.charges[reference]
-	var code, message string
-	var data collectionStatus[decimal]
+	var answer any
 	if ok {
-		code, message, data = collectionStatusOf(c.movement, defaultCurrency, "DIRECT_DEBIT", func(n int64) decimal { return decimal(n) })
+		answer = s.shapes.chargeStatus(c)
 	}
 	s.mu.Unlock()
 	if !ok {
 		writeError(w, notFoundError("direct-debit charge", reference))
 		return
 	}
-	writeFlow(w, familyCamel, http.StatusOK, code, message, data)
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // newUUID returns a random version 4 UUID: a servicePreApprovalId.

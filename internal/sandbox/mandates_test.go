@@ -377,3 +377,34 @@ func TestSMSControlRules(t *testing.T) {
 	assert.Equal(t, "[]", string(answer(t, serve(t, s, http.MethodGet, "/sandbox/sms?msisdn=233241230000", basicHeader, nil), 200)["data"]))
 	assert.Empty(t, s.SMS("233241230000"))
 }
+
+func TestMandateRefusedByTheCustomerFails(t *testing.T) {
+	for _, channel := range []string{mtnDebit, vodafoneDebit} {
+		t.Run(channel, func(t *testing.T) {
+			callbacks := newCallbackReceiver(t)
+			s := newTestServer(t, Config{})
+			m := createMandate(t, s, "mrefused", "233241230009", channel, callbacks)
+			if str(t, m["verificationType"]) == "OTP" {
+				verifyOTP(t, s, "233241230009", str(t, m["servicePreApprovalId"]), "mrefused")
+			}
+			s.Advance(time.Second)
+
+			assert.Equal(t, `"FAILED"`, string(mandateStatusData(t, s, "mrefused")["preapprovalStatus"]))
+			got := deliveredTo(s, callbacks)
+			require.Len(t, got, 1)
+			assert.Equal(t, `"FAILED"`, string(object(t, got[0])["PreapprovalStatus"]))
+			moved := s.Movements("mrefused")
+			require.Len(t, moved, 1)
+			assert.Equal(t, StateFailed, moved[0].State)
+			assert.Equal(t, CodePreapprovalFailed, moved[0].ResponseCode)
+
+			requireRefusal(t, serve(t, s, http.MethodPost, "/v1/payments/direct-debit", basicHeader,
+				debitBody("233241230009", channel, "20.00", "ddrefused", callbacks)),
+				http.StatusBadRequest, "ResponseCode", CodePreapprovalFailed, "Message", "no approved mandate")
+			requireError(t, serve(t, s, http.MethodGet, "/v1/mandates/preapproval/233241230009/cancel", basicHeader, nil),
+				http.StatusNotFound, CodeNotFound, "", "pending or approved mandate")
+			// A failed mandate does not stand in the way of asking again.
+			createMandate(t, s, "mretry", "233241230009", channel, callbacks)
+		})
+	}
+}

@@ -99,15 +99,17 @@ type movement struct {
 
 // finish makes m final with code at now; CodeSuccess succeeds, anything else fails.
 func (m *movement) finish(code string, now time.Time) {
-	m.ResponseCode, m.ResolvedAt = code, now
+	m.ResponseCode, m.ResolvedAt, m.externalID = code, now, newExternalID()
 	if code == CodeSuccess {
-		m.State, m.externalID = StateSucceeded, newExternalID()
+		m.State = StateSucceeded
 		return
 	}
 	m.State = StateFailed
 }
 
-// externalRef is the network's reference: null until the movement succeeds.
+// externalRef is the network's reference as the spec shows it: null until the
+// movement succeeds. The network answers a failure with a reference too
+// (externalID), which the provider's collection callbacks carry.
 func (m *movement) externalRef() *string {
 	if m.State != StateSucceeded {
 		return nil
@@ -306,18 +308,9 @@ type pascalBody struct {
 	Data         any    `json:"Data"`
 }
 
-// writeFlow answers in the family's envelope; success is true for the
-// codes that do not mean failure.
+// writeFlow answers in the family's envelope (flowBody).
 func writeFlow(w http.ResponseWriter, family envelopeFamily, status int, code, message string, data any) {
-	success := code == CodeSuccess || code == CodeAccepted || code == CodePreapprovalOK
-	switch family {
-	case familyPascal:
-		writeJSON(w, status, pascalBody{Message: message, ResponseCode: code, Data: data})
-	case familyCamel:
-		writeJSON(w, status, camelBody{Message: message, ResponseCode: code, Data: data})
-	default:
-		writeJSON(w, status, camelBody{Success: &success, Message: message, ResponseCode: code, Data: data})
-	}
+	writeJSON(w, status, flowBody(family, code, message, data))
 }
 
 // writeMoneyError answers a refusal in the family's envelope and any other
@@ -499,33 +492,34 @@ func (s *Server) checkCustomer(id string) error {
 	return nil
 }
 
-// collectionStatus is the answer of the receive and direct-debit status
-// checks; A is int64 (receive: minor units) or decimal (direct debit).
-type collectionStatus[A any] struct {
-	Date                  timestamp `json:"date"`
-	Status                string    `json:"status"` // Paid or Unpaid
-	TransactionID         string    `json:"transactionId"`
-	ExternalTransactionID *string   `json:"externalTransactionId"`
-	PaymentMethod         string    `json:"paymentMethod"`
-	ClientReference       string    `json:"clientReference"`
-	CurrencyCode          string    `json:"currencyCode"`
-	Amount                A         `json:"amount"`
-	Charges               A         `json:"charges"`
-	AmountAfterCharges    A         `json:"amountAfterCharges"`
-	IsFulfilled           *bool     `json:"isFulfilled"` // true when paid, else null
+// collectionStatus is the data of the receive and direct-debit status
+// checks; the amounts are written by the wire and the operation (receive:
+// minor units on the spec's wire).
+type collectionStatus struct {
+	Date                  string  `json:"date"`
+	Status                string  `json:"status"` // Paid or Unpaid
+	TransactionID         string  `json:"transactionId"`
+	ExternalTransactionID *string `json:"externalTransactionId"`
+	PaymentMethod         string  `json:"paymentMethod"`
+	ClientReference       string  `json:"clientReference"`
+	CurrencyCode          *string `json:"currencyCode"`
+	Amount                number  `json:"amount"`
+	Charges               number  `json:"charges"`
+	AmountAfterCharges    number  `json:"amountAfterCharges"`
+	IsFulfilled           *bool   `json:"isFulfilled"` // true when paid, else null
 }
 
 // collectionStatusOf describes m as the status check sees it: the response
 // code, the message and the data. A failed collection charged nothing.
-func collectionStatusOf[A any](m *movement, currency, method string, amount func(int64) A) (string, string, collectionStatus[A]) {
+func collectionStatusOf(m *movement, currency, method string, amount func(int64) number) (string, string, collectionStatus) {
 	charges := m.Fee
 	if m.State == StateFailed {
 		charges = 0
 	}
-	st := collectionStatus[A]{
-		Date: timestamp{m.CreatedAt}, Status: "Unpaid", TransactionID: m.TransactionID,
+	st := collectionStatus{
+		Date: specTime(m.CreatedAt), Status: "Unpaid", TransactionID: m.TransactionID,
 		ExternalTransactionID: m.externalRef(), PaymentMethod: method, ClientReference: m.ClientReference,
-		CurrencyCode: currency, Amount: amount(m.Amount), Charges: amount(charges), AmountAfterCharges: amount(0),
+		CurrencyCode: &currency, Amount: amount(m.Amount), Charges: amount(charges), AmountAfterCharges: amount(0),
 	}
 	switch m.State {
 	case StateSucceeded:
@@ -540,8 +534,14 @@ func collectionStatusOf[A any](m *movement, currency, method string, amount func
 	}
 }
 
-// transactionCallback is the callback of receive and direct debit (SPEC
-// "Transaction callbacks"), amounts in major units.
+// specCollectionStatus is the spec's receive and direct-debit status check.
+func specCollectionStatus(m *movement, currency, method string, amount func(int64) number) any {
+	code, message, data := collectionStatusOf(m, currency, method, amount)
+	return flowBody(familyCamel, code, message, data)
+}
+
+// transactionCallback is the callback of receive, direct debit and web SDK
+// payments (SPEC "Transaction callbacks"), amounts in major units.
 type transactionCallback struct {
 	ResponseCode string                  `json:"ResponseCode"`
 	Message      string                  `json:"Message"`
@@ -549,61 +549,69 @@ type transactionCallback struct {
 }
 
 type transactionCallbackData struct {
-	Amount                decimal    `json:"Amount"`
-	Charges               decimal    `json:"Charges"`
-	AmountAfterCharges    decimal    `json:"AmountAfterCharges"`
-	Description           string     `json:"Description"`
-	ClientReference       string     `json:"ClientReference"`
-	TransactionID         string     `json:"TransactionId"`
-	ExternalTransactionID *string    `json:"ExternalTransactionId"`
-	AmountCharged         decimal    `json:"AmountCharged"`
-	OrderID               string     `json:"OrderId"`
-	PaymentDate           *timestamp `json:"PaymentDate"`
+	Amount                number  `json:"Amount"`
+	Charges               number  `json:"Charges"`
+	AmountAfterCharges    number  `json:"AmountAfterCharges"`
+	Description           string  `json:"Description"`
+	ClientReference       string  `json:"ClientReference"`
+	TransactionID         string  `json:"TransactionId"`
+	ExternalTransactionID *string `json:"ExternalTransactionId"`
+	AmountCharged         number  `json:"AmountCharged"`
+	OrderID               string  `json:"OrderId"`
+	PaymentDate           *string `json:"PaymentDate"`
 }
 
 // transactionCallbackOf is the callback of a final collection: on failure
-// nothing was charged and there is no payment date. s.mu must be held.
-func transactionCallbackOf(m *movement, description, orderID string) transactionCallback {
+// nothing was charged and, on the spec's wire, there is no payment date.
+// s.mu must be held.
+func transactionCallbackOf(m *movement, clientReference, description, orderID string, amount func(int64) number) transactionCallback {
 	cb := transactionCallback{ResponseCode: m.ResponseCode, Message: "failed", Data: transactionCallbackData{
-		Amount: decimal(m.Amount), Description: description, ClientReference: m.ClientReference,
-		TransactionID: m.TransactionID, ExternalTransactionID: m.externalRef(), OrderID: orderID,
+		Amount: amount(m.Amount), Charges: amount(0), AmountAfterCharges: amount(0), Description: description,
+		ClientReference: clientReference, TransactionID: m.TransactionID, ExternalTransactionID: m.externalRef(),
+		AmountCharged: amount(0), OrderID: orderID,
 	}}
 	if m.State == StateSucceeded {
+		paid := specTime(m.ResolvedAt)
 		cb.Message = "success"
-		cb.Data.Charges, cb.Data.AmountAfterCharges, cb.Data.AmountCharged = decimal(m.Fee), decimal(m.Amount-m.Fee), decimal(m.Amount)
-		cb.Data.PaymentDate = &timestamp{m.ResolvedAt}
+		cb.Data.Charges, cb.Data.AmountAfterCharges, cb.Data.AmountCharged = amount(m.Fee), amount(m.Amount-m.Fee), amount(m.Amount)
+		cb.Data.PaymentDate = &paid
 	}
 	return cb
+}
+
+func specTransactionCallback(m *movement, clientReference, description, orderID string) any {
+	return transactionCallbackOf(m, clientReference, description, orderID, twoDecimals)
 }
 
 // payoutCallback is the callback of send and send-to-bank (SPEC "Send and
 // send-to-bank callbacks"), amounts in major units.
 type payoutCallback struct {
-	ResponseCode string             `json:"ResponseCode"`
-	Data         payoutCallbackData `json:"Data"`
+	ResponseCode string     `json:"ResponseCode"`
+	Data         payoutData `json:"Data"`
 }
 
-type payoutCallbackData struct {
-	AmountDebited         decimal `json:"AmountDebited"`
+// payoutData is a payout as its callback and the send-to-bank answer show it.
+type payoutData struct {
+	AmountDebited         number  `json:"AmountDebited"`
 	TransactionID         string  `json:"TransactionId"`
 	ExternalTransactionID *string `json:"ExternalTransactionId"`
 	Description           string  `json:"Description"`
 	ClientReference       string  `json:"ClientReference"`
-	Amount                decimal `json:"Amount"`
-	Charges               decimal `json:"Charges"`
+	Amount                number  `json:"Amount"`
+	Charges               number  `json:"Charges"`
 	Meta                  any     `json:"Meta"`
 	RecipientName         *string `json:"RecipientName"`
 }
 
 // payoutCallbackOf is the callback of a final payout: a failed one debited
 // nothing and names no recipient. s.mu must be held.
-func payoutCallbackOf(m *movement, description, recipient string) payoutCallback {
-	cb := payoutCallback{ResponseCode: m.ResponseCode, Data: payoutCallbackData{
-		TransactionID: m.TransactionID, ExternalTransactionID: m.externalRef(), Description: description,
-		ClientReference: m.ClientReference, Amount: decimal(m.Amount), Charges: decimal(m.Fee),
+func payoutCallbackOf(m *movement, description, recipient string, amount, fee func(int64) number) payoutCallback {
+	cb := payoutCallback{ResponseCode: m.ResponseCode, Data: payoutData{
+		AmountDebited: amount(0), TransactionID: m.TransactionID, ExternalTransactionID: m.externalRef(), Description: description,
+		ClientReference: m.ClientReference, Amount: amount(m.Amount), Charges: fee(m.Fee),
 	}}
 	if m.State == StateSucceeded {
-		cb.Data.AmountDebited, cb.Data.RecipientName = decimal(m.Amount+m.Fee), &recipient
+		cb.Data.AmountDebited, cb.Data.RecipientName = amount(m.Amount+m.Fee), &recipient
 	}
 	return cb
 }

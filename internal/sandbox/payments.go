@@ -260,7 +260,7 @@ func (s *Server) settleCheckout(reference string, c payerChoice) error {
 	case "CARD":
 		p.CardDetail = c.card()
 	}
-	event := paymentSucceeded(*p)
+	event := s.shapes.checkoutWebhook(*p)
 	target, body := sdkCallback(p.movement)
 	s.mu.Unlock()
 	s.deliver(s.cfg.WebhookURL, event)
@@ -287,7 +287,7 @@ type webhookEvent struct {
 	Data        paymentSummary `json:"data"`
 }
 
-func paymentSucceeded(p checkoutPayment) webhookEvent {
+func paymentSucceeded(p checkoutPayment) any {
 	return webhookEvent{ID: newID("evt_"), Event: "payment.succeeded", Environment: p.Environment, CreatedAt: *p.PaidAt, Data: p.paymentSummary}
 }
 
@@ -306,7 +306,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	rec := &receipt{ID: newID("pay_"), Currency: req.currency, Phone: req.phone, Provider: req.provider, Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindReceive), ClientReference: req.clientReference, TransactionID: newReference(),
 		Amount: req.amount, Fee: percentFee(req.amount, receiveFeeBasisPoints)}, callbackURL: req.callbackURL}
-	m.callback = func() any { return transactionCallbackOf(m, rec.Description, rec.ID) }
+	m.callback = func() any { return s.shapes.transactionCallback(m, m.ClientReference, rec.Description, rec.ID) }
 	rec.movement = m
 
 	s.mu.Lock()
@@ -320,13 +320,22 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		s.payments.addReceipt(rec)
 	}
+	var answer any
+	if err == nil {
+		answer = s.shapes.receiveAccepted(rec)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		writeMoneyError(w, familySuccess, err)
 		return
 	}
 	s.resolveLater(m, o)
-	writeFlow(w, familySuccess, http.StatusOK, CodeAccepted, "the prompt was sent to the payer; the final state follows by callback", rec.view())
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// specReceiveAccepted is the spec's answer to a receive.
+func specReceiveAccepted(rec *receipt) any {
+	return flowBody(familySuccess, CodeAccepted, "the prompt was sent to the payer; the final state follows by callback", rec.view())
 }
 
 func (p *paymentStore) addReceipt(rec *receipt) {
@@ -355,11 +364,11 @@ func (s *Server) paymentStatusOf(reference string) func(http.ResponseWriter) {
 		return func(w http.ResponseWriter) { writeData(w, http.StatusOK, record) }
 	}
 	if rec, ok := s.payments.receives[reference]; ok {
-		code, message, data := collectionStatusOf(rec.movement, rec.Currency, "MOBILE_MONEY", func(n int64) int64 { return n })
-		return func(w http.ResponseWriter) { writeFlow(w, familyCamel, http.StatusOK, code, message, data) }
+		body := s.shapes.receiveStatus(rec)
+		return func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, body) }
 	}
 	if p, ok := s.payouts.sends[reference]; ok {
-		body := p.status()
+		body := s.shapes.sendStatus(p)
 		return func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, body) }
 	}
 	return func(w http.ResponseWriter) { writeError(w, notFoundError("payment", reference)) }

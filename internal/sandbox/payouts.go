@@ -76,7 +76,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		Channel: sendChannels[req.provider], Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindSend), ClientReference: req.clientReference, TransactionID: newReference(),
 		Amount: req.amount, Fee: max(percentFee(req.amount, sendFeeBasisPoints), sendFeeMinimum)}, payout: true, callbackURL: req.callbackURL}
-	m.callback = func() any { return payoutCallbackOf(m, p.Description, p.Recipient) }
+	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient) }
 	p.movement = m
 	o := sendOutcomes.of(req.phone)
 
@@ -91,13 +91,23 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		s.payouts.sends = addPayout(s.payouts.sends, p)
 	}
+	var answer any
+	if err == nil {
+		answer = s.shapes.sendAccepted(p)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		writeMoneyError(w, familySuccess, err)
 		return
 	}
 	s.resolveLater(m, o)
-	writeFlow(w, familySuccess, http.StatusOK, CodeAccepted, "", sendView{ID: p.ID, Reference: m.ClientReference, Status: "PROCESSING",
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// specSendAccepted is the spec's answer to a send.
+func specSendAccepted(p *payout) any {
+	m := p.movement
+	return flowBody(familySuccess, CodeAccepted, "", sendView{ID: p.ID, Reference: m.ClientReference, Status: "PROCESSING",
 		Amount: m.Amount, Fee: m.Fee, Currency: p.Currency, Phone: p.Number, Name: p.Recipient, CreatedAt: timestamp{m.CreatedAt}})
 }
 
@@ -109,45 +119,57 @@ func addPayout(byRef map[string]*payout, p *payout) map[string]*payout {
 	return byRef
 }
 
-// sendStatusBody is the send status check (decided shape: Pascal ResponseCode,
-// lower-case data, amounts in minor units).
-type sendStatusBody struct {
-	ResponseCode string     `json:"ResponseCode"`
-	Data         sendStatus `json:"data"`
+// payoutStatusBody is the send and send-to-bank status check: Pascal
+// ResponseCode, and data under "data" (the spec's send) or "Data".
+type payoutStatusBody struct {
+	ResponseCode string            `json:"ResponseCode"`
+	LowerData    *payoutStatusData `json:"data,omitempty"`
+	Data         *payoutStatusData `json:"Data,omitempty"`
 }
 
-type sendStatus struct {
+// payoutStatusData is a payout as its status check shows it. The wires spell
+// two keys in either case (the spec's send writes Fees, its send-to-bank fees;
+// the provider's failed transfer writes fees and customerNumber), so each has
+// a field per spelling and exactly one of the pair is set.
+type payoutStatusData struct {
 	TransactionID        string    `json:"TransactionId"`
 	NetworkTransactionID *string   `json:"networkTransactionId"`
-	Amount               int64     `json:"Amount"`
-	Fees                 int64     `json:"Fees"`
+	Amount               number    `json:"Amount"`
+	Fees                 *number   `json:"Fees,omitempty"`
+	LowerFees            *number   `json:"fees,omitempty"`
 	ClientReference      string    `json:"ClientReference"`
 	Channel              string    `json:"Channel"`
-	CustomerNumber       string    `json:"CustomerNumber"`
+	CustomerNumber       *string   `json:"CustomerNumber,omitempty"`
+	LowerCustomerNumber  *string   `json:"customerNumber,omitempty"`
+	Description          *string   `json:"Description,omitempty"` // send-to-bank only
 	TransactionStatus    string    `json:"transactionStatus"`
 	CreatedAt            plainTime `json:"CreatedAt"`
 }
 
-// status answers the send status check; s.mu must be held.
-func (p *payout) status() sendStatusBody {
+// payoutStatusOf describes p as the status checks see it, with its fee and
+// customer number set under the Pascal spelling and the amounts written by
+// amount and fee. s.mu must be held.
+func payoutStatusOf(p *payout, amount, fee func(int64) number) payoutStatusData {
 	m := p.movement
-	code, status := payoutStatus(m)
-	return sendStatusBody{ResponseCode: code, Data: sendStatus{TransactionID: m.TransactionID, NetworkTransactionID: m.externalRef(),
-		Amount: m.Amount, Fees: m.Fee, ClientReference: m.ClientReference, Channel: p.Channel, CustomerNumber: p.Number,
-		TransactionStatus: status, CreatedAt: plainTime{m.CreatedAt}}}
+	_, status := payoutStatus(m)
+	fees, customer := fee(m.Fee), p.Number
+	return payoutStatusData{TransactionID: m.TransactionID, NetworkTransactionID: m.externalRef(), Amount: amount(m.Amount),
+		Fees: &fees, ClientReference: m.ClientReference, Channel: p.Channel, CustomerNumber: &customer,
+		TransactionStatus: status, CreatedAt: plainTime{m.CreatedAt}}
 }
 
-// bankTransferView is the data of the send-to-bank response (SPEC "Send-to-bank").
-type bankTransferView struct {
-	AmountDebited         decimal `json:"AmountDebited"`
-	TransactionID         string  `json:"TransactionId"`
-	Description           string  `json:"Description"`
-	ClientReference       string  `json:"ClientReference"`
-	ExternalTransactionID *string `json:"ExternalTransactionId"`
-	Amount                decimal `json:"Amount"`
-	Charges               decimal `json:"Charges"`
-	Meta                  any     `json:"Meta"`
-	RecipientName         *string `json:"RecipientName"`
+// lowerFees moves the fee of d to the lower-case key "fees".
+func (d payoutStatusData) lowerFees() payoutStatusData {
+	d.Fees, d.LowerFees = nil, d.Fees
+	return d
+}
+
+// specSendStatus is the spec's send status check (decided shape: data under
+// "data", amounts in minor units).
+func specSendStatus(p *payout) any {
+	code, _ := payoutStatus(p.movement)
+	data := payoutStatusOf(p, minorUnits, minorUnits)
+	return payoutStatusBody{ResponseCode: code, LowerData: &data}
 }
 
 func (s *Server) sendToBank(w http.ResponseWriter, r *http.Request) {
@@ -189,7 +211,7 @@ func (s *Server) sendToBank(w http.ResponseWriter, r *http.Request) {
 	}
 	m := &movement{Movement: Movement{Kind: string(kindBankTransfer), ClientReference: reference, TransactionID: newReference(),
 		Amount: amount, Fee: flatCharge}, payout: true, callbackURL: callbackURL}
-	m.callback = func() any { return payoutCallbackOf(m, p.Description, p.Recipient) }
+	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient) }
 	p.movement = m
 	o := bankOutcomes.of(p.Number)
 
@@ -201,15 +223,32 @@ func (s *Server) sendToBank(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		s.payouts.banks = addPayout(s.payouts.banks, p)
 	}
+	var answer any
+	if err == nil {
+		answer = s.shapes.bankAccepted(p, recipientGiven)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		writeMoneyError(w, familyPascal, err)
 		return
 	}
 	s.resolveLater(m, o)
-	writeFlow(w, familyPascal, http.StatusOK, CodeAccepted, "", bankTransferView{AmountDebited: decimal(amount + m.Fee),
-		TransactionID: m.TransactionID, Description: p.Description, ClientReference: reference, Amount: decimal(amount),
-		Charges: decimal(m.Fee), RecipientName: recipientGiven})
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// payoutAccepted is the data of an accepted payout: amount and fee debited,
+// the network's reference (externalID) not yet known.
+func payoutAccepted(p *payout, recipient, externalID *string, amount, fee func(int64) number) payoutData {
+	m := p.movement
+	return payoutData{AmountDebited: amount(m.Amount + m.Fee), TransactionID: m.TransactionID, Description: p.Description,
+		ClientReference: m.ClientReference, ExternalTransactionID: externalID, Amount: amount(m.Amount), Charges: fee(m.Fee),
+		RecipientName: recipient}
+}
+
+// specBankAccepted is the spec's answer to a send-to-bank (SPEC
+// "Send-to-bank"): the recipient's name when the request gave one.
+func specBankAccepted(p *payout, recipientGiven *string) any {
+	return flowBody(familyPascal, CodeAccepted, "", payoutAccepted(p, recipientGiven, nil, twoDecimals, twoDecimals))
 }
 
 // primaryCallbackURL reads the required callback URL of send-to-bank and
@@ -224,26 +263,6 @@ func primaryCallbackURL(f *fields, names ...string) string {
 	}
 	f.fail(names[0], "%s is required", names[0])
 	return ""
-}
-
-// bankStatusBody is the send-to-bank status check (SPEC "Send-to-bank"),
-// amounts in major units.
-type bankStatusBody struct {
-	ResponseCode string     `json:"ResponseCode"`
-	Data         bankStatus `json:"Data"`
-}
-
-type bankStatus struct {
-	TransactionID        string    `json:"TransactionId"`
-	NetworkTransactionID *string   `json:"networkTransactionId"`
-	Amount               decimal   `json:"Amount"`
-	Fees                 decimal   `json:"fees"`
-	ClientReference      string    `json:"ClientReference"`
-	Channel              string    `json:"Channel"`
-	CustomerNumber       string    `json:"CustomerNumber"`
-	Description          string    `json:"Description"`
-	TransactionStatus    string    `json:"transactionStatus"`
-	CreatedAt            plainTime `json:"CreatedAt"`
 }
 
 // bankTransferStatus finds a send-to-bank payout by clientReference,
@@ -262,9 +281,9 @@ func (s *Server) bankTransferStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	found := s.payouts.findBank(reference, serviceID, networkID)
-	var body bankStatusBody
+	var body any
 	if found != nil {
-		body = found.bankStatus()
+		body = s.shapes.bankStatus(found)
 	}
 	s.mu.Unlock()
 	if found == nil {
@@ -296,13 +315,13 @@ func (p *payoutStore) findBank(reference, serviceID, networkID string) *payout {
 	return nil
 }
 
-// bankStatus answers the send-to-bank status check; s.mu must be held.
-func (p *payout) bankStatus() bankStatusBody {
-	m := p.movement
-	code, status := payoutStatus(m)
-	return bankStatusBody{ResponseCode: code, Data: bankStatus{TransactionID: m.TransactionID, NetworkTransactionID: m.externalRef(),
-		Amount: decimal(m.Amount), Fees: decimal(m.Fee), ClientReference: m.ClientReference, Channel: p.Channel,
-		CustomerNumber: p.Number, Description: p.Description, TransactionStatus: status, CreatedAt: plainTime{m.CreatedAt}}}
+// specBankStatus is the spec's send-to-bank status check (SPEC
+// "Send-to-bank"), amounts in major units.
+func specBankStatus(p *payout) any {
+	code, _ := payoutStatus(p.movement)
+	data := payoutStatusOf(p, twoDecimals, twoDecimals).lowerFees()
+	data.Description = &p.Description
+	return payoutStatusBody{ResponseCode: code, Data: &data}
 }
 
 func firstNonEmpty(values ...string) string {

@@ -64,8 +64,18 @@ func (s *Server) admit(rt route, r *http.Request) error {
 	return nil
 }
 
+// RequestIDHeader names the header carrying the id the sandbox gives each
+// request, on every answer (errors and /sandbox/ controls too), so a client
+// can quote it and find the request in the sandbox's log.
+const RequestIDHeader = "X-Request-Id"
+
+// newRequestID returns a fresh request id: req_ and 24 random hex digits.
+func newRequestID() string { return newID("req_") }
+
 // ServeHTTP answers one request of the service's wire interface.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := newRequestID()
+	w.Header().Set(RequestIDHeader, id) // before any handler or fault writes
 	logger := s.cfg.Logger
 	if !logger.Enabled(r.Context(), slog.LevelDebug) {
 		s.mux.ServeHTTP(&fallbackWriter{ResponseWriter: w, request: r}, r)
@@ -77,7 +87,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The route pattern, not the path: paths can carry phone numbers.
 	logger.LogAttrs(r.Context(), slog.LevelDebug, "sandbox request",
 		slog.String("method", r.Method), slog.String("route", r.Pattern),
-		slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+		slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)),
+		slog.String("request_id", id))
 }
 
 // fallbackWriter turns the plain-text 404 and 405 that ServeMux writes when

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -95,8 +97,12 @@ type Config struct {
 	// goroutine also runs scheduled work when it comes due.
 	Clock Clock
 	// Logger receives one debug record per request (method, route pattern,
-	// status, duration; never credentials); nil discards.
+	// status, duration, request id; never credentials); nil discards.
 	Logger *slog.Logger
+	// Wire is the wire format of the answers, callbacks and webhooks of the
+	// money movements: WireSpec (also "") or WireProvider. New panics on
+	// any other value; ParseWire checks a name first.
+	Wire Wire
 }
 
 // withDefaults fills the zero fields of c and copies its slices, so the
@@ -134,6 +140,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Wire == "" {
+		c.Wire = WireSpec
+	}
 	return c.copied()
 }
 
@@ -153,6 +162,7 @@ type Server struct {
 	creds   credentials
 	granted map[string]bool
 	sched   *scheduler
+	shapes  *shapes // the wire's renderings of answers and callbacks (wire.go)
 
 	deliveries deliveries                 // every callback and webhook attempt
 	faults     armedFaults[requestEffect] // injected request faults, under their own lock (faults.go)
@@ -177,7 +187,12 @@ type Server struct {
 // New returns a sandbox configured by cfg, its zero fields set to the defaults.
 func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
+	wire, ok := wires[cfg.Wire]
+	if !ok {
+		panic(fmt.Sprintf("sandbox: unknown wire %q: use %s", cfg.Wire, strings.Join(WireNames(), " or ")))
+	}
 	s := &Server{
+		shapes:  wire,
 		cfg:     cfg,
 		mux:     http.NewServeMux(),
 		creds:   newCredentials(cfg),

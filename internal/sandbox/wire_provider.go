@@ -1,0 +1,189 @@
+package sandbox
+
+import (
+	"strings"
+	"time"
+)
+
+// providerShapes answer as the payments provider's documents show
+// (provider-wire/ beside DESIGN.md): amounts in decimal cedis, the provider's
+// casing, dates with 7 fractional digits. The state is the sandbox's own on
+// both wires: response codes, fees and amounts mean what they mean on the
+// spec's wire, only their form differs. Where the provider documents no
+// shape (refusals, error bodies), the spec's answers stand.
+var providerShapes = shapes{
+	receiveAccepted: func(r *receipt) any { return providerCollectionAccepted(r.movement, r.Description) },
+	sendAccepted:    func(p *payout) any { return providerPayoutAccepted(p, nil) },
+	bankAccepted:    providerPayoutAccepted,
+	chargeAccepted:  func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
+	mandateCreated:  mandateCreated,
+	otpVerified:     otpVerified,
+	mandateRenewed:  func(m *mandate) any { return mandateRenewed(m, false) },
+	// The provider answers a cancel with data true, naming no mandate.
+	mandateCancelled: func(*mandate) any {
+		return flowBody(familyCamel, CodePreapprovalOK, "the mandate was cancelled", true)
+	},
+	receiveStatus:       func(r *receipt) any { return providerCollectionStatus(r.movement) },
+	sendStatus:          providerSendStatus,
+	bankStatus:          providerBankStatus,
+	chargeStatus:        func(c *charge) any { return providerCollectionStatus(c.movement) },
+	mandateStatus:       providerMandateStatus,
+	transactionCallback: providerTransactionCallback,
+	payoutCallback: func(m *movement, description, recipient string) any {
+		return payoutCallbackOf(m, description, recipient, cedis, providerFee(m))
+	},
+	mandateCallback: func(m *mandate, at time.Time) any { return mandateCallbackOf(m, at, providerTime) },
+	checkoutWebhook: providerCheckoutWebhook,
+}
+
+// providerPending is the provider's message on an accepted collection.
+const providerPending = "Transaction pending. Expect callback request for final state"
+
+// providerFee writes a payout's fee as the provider does: with three
+// decimals on a mobile-money send (Charges 0.010), with the fewest on a
+// transfer to a bank.
+func providerFee(m *movement) func(int64) number {
+	if m.Kind == string(kindSend) {
+		return cedisMilli
+	}
+	return cedis
+}
+
+// providerCollectionAccepted answers an accepted receive or direct-debit
+// charge: {Message, ResponseCode 0001, Data: {TransactionId, ..., DeliveryFee}}.
+func providerCollectionAccepted(m *movement, description string) any {
+	return flowBody(familyPascal, CodeAccepted, providerPending, collectionAccepted(m, description, cedis))
+}
+
+// providerPayoutAccepted answers an accepted send or send-to-bank:
+// {ResponseCode 0001, Data: {AmountDebited, ..., ExternalTransactionId "",
+// RecipientName}}; a send names no recipient until it is paid.
+func providerPayoutAccepted(p *payout, recipientGiven *string) any {
+	none := ""
+	return flowBody(familyPascal, CodeAccepted, "", payoutAccepted(p, recipientGiven, &none, cedis, providerFee(p.movement)))
+}
+
+// providerCollectionStatus answers the receive and direct-debit status
+// checks: lower camel case, amounts in cedis, currencyCode and isFulfilled
+// null, and the network's reference ("" until the network has answered).
+func providerCollectionStatus(m *movement) any {
+	code, _, data := collectionStatusOf(m, "", "mobilemoney", cedis)
+	external := m.externalID
+	data.Date, data.ExternalTransactionID = providerTime(m.CreatedAt), &external
+	data.CurrencyCode, data.IsFulfilled = nil, nil
+	return flowBody(familyCamel, code, "Successful", data)
+}
+
+// providerSendStatus answers the send status check: ResponseCode "success"
+// whenever the payout is found, its state in transactionStatus (success,
+// failed or pending), amounts in cedis, CreatedAt as YYYY-MM-DD HH:MM:SS.
+func providerSendStatus(p *payout) any {
+	data := payoutStatusOf(p, cedis, cedisMilli)
+	return payoutStatusBody{ResponseCode: "success", Data: &data}
+}
+
+// providerBankStatus answers the send-to-bank status check as the send's,
+// with the transfer's Description and, when it failed, fees and
+// customerNumber in lower case, as the provider's documents show them: a
+// reader must take either casing.
+func providerBankStatus(p *payout) any {
+	data := payoutStatusOf(p, cedis, cedis)
+	data.Description = &p.Description
+	if p.movement.State == StateFailed {
+		data = data.lowerFees()
+		data.CustomerNumber, data.LowerCustomerNumber = nil, data.CustomerNumber
+	}
+	return payoutStatusBody{ResponseCode: "success", Data: &data}
+}
+
+// providerMandateStatusBody is the provider's mandate status check: its
+// code under "code", and no channel.
+type providerMandateStatusBody struct {
+	Message string                    `json:"message"`
+	Code    string                    `json:"code"`
+	Data    providerMandateStatusData `json:"data"`
+}
+
+type providerMandateStatusData struct {
+	CustomerMsisdn       string `json:"customerMsisdn"`
+	VerificationType     string `json:"verificationType"`
+	PreapprovalStatus    string `json:"preapprovalStatus"`
+	ServicePreapprovalID string `json:"servicePreapprovalId"`
+	ClientReferenceID    string `json:"clientReferenceId"`
+	CreatedAt            string `json:"createdAt"`
+}
+
+func providerMandateStatus(m *mandate) any {
+	return providerMandateStatusBody{Message: "Success", Code: CodePreapprovalOK, Data: providerMandateStatusData{
+		CustomerMsisdn: m.Msisdn, VerificationType: m.VerificationType, PreapprovalStatus: m.Status,
+		ServicePreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: providerTime(m.CreatedAt.Time)}}
+}
+
+// providerTransactionCallback is the provider's collection callback: the
+// spec's keys with amounts in cedis, and the network's reference and the
+// date of the answer on a failure too.
+func providerTransactionCallback(m *movement, clientReference, description, orderID string) any {
+	cb := transactionCallbackOf(m, clientReference, description, orderID, cedis)
+	external, answered := m.externalID, providerTime(m.ResolvedAt)
+	cb.Data.ExternalTransactionID, cb.Data.PaymentDate = &external, &answered
+	return cb
+}
+
+// providerCheckoutBody is the provider's checkout webhook.
+type providerCheckoutBody struct {
+	ResponseCode string               `json:"ResponseCode"`
+	Status       string               `json:"Status"`
+	Data         providerCheckoutData `json:"Data"`
+}
+
+type providerCheckoutData struct {
+	CheckoutID          string                 `json:"CheckoutId"`
+	SalesInvoiceID      string                 `json:"SalesInvoiceId"`
+	ClientReference     string                 `json:"ClientReference"`
+	Status              string                 `json:"Status"`
+	Amount              number                 `json:"Amount"`
+	CustomerPhoneNumber string                 `json:"CustomerPhoneNumber"`
+	PaymentDetails      providerPaymentDetails `json:"PaymentDetails"`
+	Description         string                 `json:"Description"`
+}
+
+type providerPaymentDetails struct {
+	MobileMoneyNumber string `json:"MobileMoneyNumber"`
+	PaymentType       string `json:"PaymentType"`
+	Channel           string `json:"Channel"`
+}
+
+// providerCheckoutWebhook is the provider's webhook of a paid checkout
+// session: CheckoutId is the session's reference (its status path),
+// SalesInvoiceId its pay_ id, ClientReference the merchant's
+// metadata.clientReference or, without one, the session's reference. A card
+// or bank payment names no wallet ("").
+func providerCheckoutWebhook(p checkoutPayment) any {
+	reference, _ := p.Metadata["clientReference"].(string)
+	if reference == "" {
+		reference = p.Reference
+	}
+	data := providerCheckoutData{CheckoutID: p.Reference, SalesInvoiceID: p.ID, ClientReference: reference, Status: "Success",
+		Amount: cedis(p.Amount)}
+	switch method := *p.Method; {
+	case p.MobileMoneyDetail != nil:
+		wallet := p.MobileMoneyDetail
+		channel, ok := sendChannels[wallet.Network]
+		if !ok {
+			channel = strings.ToLower(wallet.Network) + "-gh"
+		}
+		data.CustomerPhoneNumber = wallet.Phone
+		data.PaymentDetails = providerPaymentDetails{MobileMoneyNumber: wallet.Phone, PaymentType: "mobilemoney", Channel: channel}
+		data.Description = "The " + wallet.Network + " Mobile Money payment has been approved and processed successfully."
+	case p.CardDetail != nil:
+		data.PaymentDetails = providerPaymentDetails{PaymentType: "card", Channel: strings.ToLower(p.CardDetail.Brand)}
+		data.Description = "The card payment has been approved and processed successfully."
+	default:
+		data.PaymentDetails = providerPaymentDetails{PaymentType: strings.ToLower(strings.ReplaceAll(method, "_", "")), Channel: bankChannel}
+		data.Description = "The bank transfer has been received and processed successfully."
+	}
+	if data.CustomerPhoneNumber == "" && p.Customer != nil && p.Customer.Phone != nil {
+		data.CustomerPhoneNumber = strings.TrimPrefix(*p.Customer.Phone, "+")
+	}
+	return providerCheckoutBody{ResponseCode: CodeSuccess, Status: "Success", Data: data}
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestExampleRuns(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"Name": "billing POST /v1/payments/receive"`,  // the call
+		`"Name": "POST /v1/payments/receive"`,          // its attempt
+		`"Name": "billing GET /v1/payments/order1042"`, // the confirmation's status check
+		`"Name": "order 1042"`,
+		`"Key": "billing.response_code"`,
+		`"Name": "billing.tracker.outcomes"`,
+		`"Name": "billing.tracker.callbacks"`,
+		`"Name": "billing.tracker.movements.pending"`,
+		"order1042: succeeded by callback, 50.00 GHS",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %s", want)
+		}
+	}
+}

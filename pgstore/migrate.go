@@ -1,0 +1,125 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are the schema's versions, in order: version n is migrations[n-1]. A
+// released version is never edited; a change is a new version appended. Each is a list
+// of single statements, since not every driver runs several in one Exec.
+var migrations = [][]string{
+	{ // 1: movements with their outcomes, callback bodies, callback dedupe
+		`CREATE TABLE billing_movements (
+			callback_kind           text NOT NULL,
+			client_reference        text NOT NULL,
+			kind                    text,
+			started_at              timestamptz,
+			deadline                timestamptz,
+			next_check_at           timestamptz,
+			checks                  integer NOT NULL DEFAULT 0,
+			lease_owner             text,
+			lease_until             timestamptz,
+			outcome_id              text,
+			state                   text,
+			code                    text NOT NULL DEFAULT '',
+			transaction_id          text NOT NULL DEFAULT '',
+			external_transaction_id text NOT NULL DEFAULT '',
+			amount                  bigint NOT NULL DEFAULT 0,
+			charges                 bigint NOT NULL DEFAULT 0,
+			source                  text,
+			settled_at              timestamptz,
+			body                    bytea,
+			by_callback             boolean NOT NULL DEFAULT false,
+			by_status_check         boolean NOT NULL DEFAULT false,
+			disagreed               boolean NOT NULL DEFAULT false,
+			reported_at             timestamptz,
+			report_owner            text,
+			report_until            timestamptz,
+			report_attempts         integer NOT NULL DEFAULT 0,
+			PRIMARY KEY (callback_kind, client_reference)
+		)`,
+		// ClaimDue: tracked, unsettled, by next check.
+		`CREATE INDEX billing_movements_due ON billing_movements (next_check_at)
+			WHERE outcome_id IS NULL AND kind IS NOT NULL`,
+		// ClaimUnreported: tracked, settled, not reported.
+		`CREATE INDEX billing_movements_unreported ON billing_movements (settled_at)
+			WHERE outcome_id IS NOT NULL AND kind IS NOT NULL AND reported_at IS NULL`,
+		`CREATE UNIQUE INDEX billing_movements_outcome ON billing_movements (outcome_id)`,
+		// Reconcile: tracked, by start.
+		`CREATE INDEX billing_movements_started ON billing_movements (started_at) WHERE kind IS NOT NULL`,
+		// Purge: settled and reported, or never tracked.
+		`CREATE INDEX billing_movements_forgettable ON billing_movements (coalesce(reported_at, settled_at))
+			WHERE outcome_id IS NOT NULL AND (reported_at IS NOT NULL OR kind IS NULL)`,
+		`CREATE TABLE billing_callbacks (
+			callback_kind    text NOT NULL,
+			client_reference text NOT NULL,
+			body_sha256      bytea NOT NULL,
+			dedupe_key       text NOT NULL,
+			body             bytea NOT NULL,
+			first_at         timestamptz NOT NULL,
+			last_at          timestamptz NOT NULL,
+			deliveries       integer NOT NULL,
+			PRIMARY KEY (callback_kind, client_reference, body_sha256)
+		)`,
+		`CREATE INDEX billing_callbacks_last ON billing_callbacks (last_at)`,
+		`CREATE TABLE billing_callback_dedupe (
+			dedupe_key  text PRIMARY KEY,
+			done        boolean NOT NULL,
+			owner       text,
+			lease_until timestamptz,
+			at          timestamptz NOT NULL
+		)`,
+		`CREATE INDEX billing_callback_dedupe_done ON billing_callback_dedupe (at) WHERE done`,
+	},
+}
+
+// migrate brings the tables of the connection's current schema to the last version in one
+// transaction. A transaction-scoped advisory lock, named after the schema, makes
+// instances that start together on an empty database take turns: the first creates the
+// tables, the others find them.
+func migrate(ctx context.Context, db *sql.DB) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrating: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if _, err := tx.ExecContext(ctx,
+		`SELECT pg_advisory_xact_lock(hashtext('billing-go/pgstore ' || coalesce(current_schema(), '')))`); err != nil {
+		return fmt.Errorf("pgstore: migrating: locking: %w", err)
+	}
+	// The table is named for the SDK, not schema_migrations, which migration tools of
+	// the merchant's own may already own.
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS billing_schema_migrations (
+		version    integer PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return fmt.Errorf("pgstore: migrating: %w", err)
+	}
+	var current int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM billing_schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("pgstore: migrating: reading the version: %w", err)
+	}
+	if current > len(migrations) {
+		return fmt.Errorf("pgstore: the database's schema is version %d, newer than this package's %d: upgrade the SDK", current, len(migrations))
+	}
+	for v := current + 1; v <= len(migrations); v++ {
+		for _, stmt := range migrations[v-1] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("pgstore: migrating to version %d: %w", v, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO billing_schema_migrations (version) VALUES ($1)`, v); err != nil {
+			return fmt.Errorf("pgstore: migrating to version %d: %w", v, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("pgstore: migrating: %w", err)
+	}
+	return nil
+}

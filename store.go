@@ -1,0 +1,388 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Store is where a Tracker keeps the money movements it resolves, their final outcomes
+// and the callbacks delivered for them. TrackerOptions.Store nil is a store in the
+// process's memory; package github.com/billingsdk/billing-go/pgstore keeps them in
+// PostgreSQL, shared by every instance of a server and kept across restarts.
+//
+// A Store never reads a clock: every time it needs (now, a lease's end, the next check)
+// is given by the caller, from the Tracker's Clock, so a manual clock drives it in tests.
+// Owners are the callers' names for themselves (one per Tracker instance); a lease held
+// by an owner keeps others from claiming the same thing until it ends, so the claims of
+// an instance that died free themselves.
+//
+// Implementations are safe for concurrent use, by many goroutines and, for a shared
+// store, by many processes. Package storetest checks an implementation against these
+// rules.
+type Store interface {
+	// Track records a movement as started, before its request is sent, so that a crash
+	// after sending can never forget it. It is idempotent: tracking a movement already
+	// tracked (by its key) changes nothing and returns the movement as stored, with
+	// created false. created is true when this call tracked it, including a movement
+	// whose callback came first (see Settle): it keeps the outcome it already has.
+	Track(ctx context.Context, m Movement) (stored Movement, created bool, err error)
+
+	// Get returns what the store knows of key: the movement if it was tracked and its
+	// final outcome if one was settled. An unknown key is the zero Entry and no error.
+	Get(ctx context.Context, key MovementKey) (Entry, error)
+
+	// Settle records the final outcome o (State EventSucceeded or EventFailed, At set)
+	// of the movement key, by the rules of MergeOutcome: the first final outcome stands,
+	// a success is never downgraded, a success replaces a failure, and a callback and a
+	// status check that disagree are remembered. body is the raw callback when o came
+	// from one (kept for audit and to give Outcome.Event back), nil otherwise. A key
+	// never tracked is remembered too: a callback may come before Track. It returns the
+	// settlement now stored and whether o became its outcome. Settling ends any claim
+	// on the movement.
+	Settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, bool, error)
+
+	// BeginCallback records a delivered callback (its raw body is kept for audit, each
+	// distinct body once) and claims its handling for owner until leaseUntil. It
+	// answers CallbackClaimed when the caller must handle it, CallbackInFlight when
+	// another delivery of it is being handled under a lease that has not ended (answer
+	// "retry later"), and CallbackHandled when merchant code already handled it. c.At is
+	// now.
+	BeginCallback(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error)
+
+	// FinishCallback ends owner's handling of the callback dedupeKey: handled true marks
+	// it done for good; false (the merchant code failed or panicked) forgets it, so the
+	// next delivery is handled. ErrLeaseLost when owner no longer holds it.
+	FinishCallback(ctx context.Context, dedupeKey, owner string, handled bool, now time.Time) error
+
+	// Callbacks returns the callbacks kept for key, first received first, at most
+	// MaxClaim of them: the audit of what was delivered for a movement.
+	Callbacks(ctx context.Context, key MovementKey) ([]Callback, error)
+
+	// ClaimDue claims up to limit tracked movements still unsettled whose next check is
+	// due at now and that no live lease holds, for owner until leaseUntil. Each is
+	// claimed by one owner at a time; a claim whose lease ended may be taken by another.
+	ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Movement, error)
+
+	// RenewClaim extends owner's claim on key to leaseUntil. ErrLeaseLost when owner no
+	// longer holds it (another owner took it after the lease ended, or it was settled).
+	RenewClaim(ctx context.Context, key MovementKey, owner string, leaseUntil time.Time) error
+
+	// Reschedule records that a status check left key pending: one more check is
+	// counted, the next is due at next, and owner's claim is released. ErrLeaseLost
+	// when owner no longer holds the claim.
+	Reschedule(ctx context.Context, key MovementKey, owner string, next time.Time) error
+
+	// ReleaseClaim gives back owner's claim on key without a check (the next check time
+	// is unchanged), so another owner may take it at once. ErrLeaseLost when owner no
+	// longer holds it.
+	ReleaseClaim(ctx context.Context, key MovementKey, owner string) error
+
+	// ClaimUnreported claims up to limit settled outcomes of tracked movements not yet
+	// reported to OnOutcome, and not held by a live lease or waiting out a retry, for
+	// owner until leaseUntil. A crash before MarkReported means they are claimed again
+	// once the lease ends (at least once).
+	ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Settlement, error)
+
+	// MarkReported records that the outcome with the given Settlement.ID was reported.
+	// An id no longer current (a success replaced the failure it named) changes
+	// nothing, so the success is still reported.
+	MarkReported(ctx context.Context, id string, now time.Time) error
+
+	// RetryReport records that reporting the outcome id failed: one more attempt is
+	// counted and it may be claimed again from at. ErrLeaseLost when owner no longer
+	// holds it.
+	RetryReport(ctx context.Context, id, owner string, at time.Time) error
+
+	// Reconcile reports the tracked movements started in [from, to): those still
+	// unsettled past their callback deadline at now, those whose callback and status
+	// check disagreed, and those settled by a status check with no callback.
+	Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error)
+
+	// Purge forgets settlements made before before, once reported (or never tracked),
+	// with their movements and callbacks, and callback dedupe records finished, or
+	// whose lease ended, before before. Unsettled and unreported movements are kept. It returns how many
+	// movements it forgot. A Tracker calls it with now minus Retention.
+	Purge(ctx context.Context, before time.Time) (int, error)
+}
+
+// ErrLeaseLost is matched (errors.Is) by the error of a Store call made under a claim
+// the caller no longer holds: its lease ended and another owner took it, or the movement
+// was settled meanwhile. The caller drops the work; its holder will do it.
+var ErrLeaseLost = errors.New("billing: store lease lost")
+
+// ErrStoreFull is matched (errors.Is) when the in-memory store holds as many movements
+// as it may and none can be forgotten (all are pending or unreported). Nothing was
+// recorded: do not send the movement; retry later.
+var ErrStoreFull = errors.New("billing: store full")
+
+// MaxClaim is the most a single ClaimDue, ClaimUnreported or Callbacks returns,
+// whatever limit is asked, so that one call bounds its memory.
+const MaxClaim = 1000
+
+// MovementKey names a movement the way both its request and its callbacks can: a
+// callback does not say which of the movements sharing its shape it reports (receive or
+// direct debit, send or bank transfer), so the key is the callback's kind and the
+// client reference. Movement.Key gives it.
+type MovementKey struct {
+	// Callback is EventKindTransaction, EventKindPayout or EventKindMandate for a
+	// movement; any event kind in a Callback kept for audit.
+	Callback        EventKind
+	ClientReference string
+}
+
+// KeyOf returns the key of the movement of kind and clientReference, or a
+// *ValidationError for an unknown kind or an empty reference.
+func KeyOf(kind Kind, clientReference string) (MovementKey, error) {
+	k, err := trackKeyOf(kind, clientReference)
+	if err != nil {
+		return MovementKey{}, err
+	}
+	return MovementKey{Callback: k.callback, ClientReference: k.reference}, nil
+}
+
+// EventKey returns the key of the movement a callback reports.
+func EventKey(ev Event) MovementKey {
+	return MovementKey{Callback: ev.Kind(), ClientReference: ev.Reference()}
+}
+
+// Validate returns a *ValidationError when k names no movement.
+func (k MovementKey) Validate() error {
+	switch k.Callback {
+	case EventKindTransaction, EventKindPayout, EventKindMandate:
+	default:
+		return invalid("key.callback", fmt.Sprintf("%q is not the callback of a money movement", k.Callback))
+	}
+	return required("key.clientReference", k.ClientReference)
+}
+
+// Movement is a money movement a Store tracks.
+type Movement struct {
+	Kind            Kind
+	ClientReference string
+	// StartedAt is when it was tracked, just before its request was sent.
+	StartedAt time.Time
+	// Deadline is when its callback is overdue: from then on its status check is asked.
+	Deadline time.Time
+	// NextCheckAt is when its status check is next due: Deadline at first, later what
+	// Reschedule set. Track ignores it.
+	NextCheckAt time.Time
+	// Checks counts the status checks that left it pending (Reschedule).
+	Checks int
+	// LeaseOwner holds a claim on it until LeaseUntil; empty when unclaimed.
+	LeaseOwner string
+	LeaseUntil time.Time
+}
+
+// Key returns the movement's key; the zero key for an unknown kind.
+func (m Movement) Key() MovementKey {
+	k, _ := KeyOf(m.Kind, m.ClientReference)
+	return k
+}
+
+// Validate returns a *ValidationError when m cannot be tracked: an unknown kind, an
+// empty reference, no start, or a deadline before the start.
+func (m Movement) Validate() error {
+	if _, err := KeyOf(m.Kind, m.ClientReference); err != nil {
+		return err
+	}
+	switch {
+	case m.StartedAt.IsZero():
+		return invalid("startedAt", "is required")
+	case m.Deadline.Before(m.StartedAt):
+		return invalid("deadline", "must not be before startedAt")
+	}
+	return nil
+}
+
+// Entry is what a Store knows of one key.
+type Entry struct {
+	// Tracked says whether Track recorded the movement; Movement is zero otherwise.
+	Tracked  bool
+	Movement Movement
+	// Final is the settled final outcome, nil while there is none.
+	Final *Settlement
+}
+
+// Settlement is a final outcome as a Store keeps it.
+type Settlement struct {
+	// ID names this final outcome, the same in every report of it: give OnOutcome's
+	// dedupe this. It changes only when a success replaces a failure, which is a new
+	// outcome to report.
+	ID string
+	// Key is the movement's key.
+	Key MovementKey
+	// Outcome is the final outcome. Its Kind is the tracked movement's (empty while
+	// untracked); its Event is the callback's, parsed again from Body by a store that
+	// keeps only bytes.
+	Outcome Outcome
+	// Body is the raw callback that gave the outcome (Source SourceCallback), nil
+	// otherwise.
+	Body []byte
+	// ByCallback and ByStatusCheck say which sources reported a final state; Disagreed
+	// that they reported different ones.
+	ByCallback    bool
+	ByStatusCheck bool
+	Disagreed     bool
+	// ReportedAt is when OnOutcome accepted it; zero until then. ReportAttempts counts
+	// the failed attempts.
+	ReportedAt     time.Time
+	ReportAttempts int
+}
+
+// MergeOutcome applies the precedence rules of final outcomes, for Store
+// implementations: o, a final outcome for key, arrives where prev (nil when none) is
+// stored. It returns the settlement to store next and whether o became its outcome. The
+// first final outcome stands; a success replaces a failure (under a new ID, unreported)
+// and is never replaced; a final state from the other source that differs sets
+// Disagreed. o that is not final, has no source or no time is a *ValidationError.
+func MergeOutcome(prev *Settlement, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
+	if err := validateSettle(key, o, body); err != nil {
+		return Settlement{}, false, err
+	}
+	o.ClientReference = key.ClientReference
+	if o.Source != SourceCallback {
+		body = nil
+	}
+	if prev == nil {
+		s := Settlement{ID: outcomeID(key, o.State), Key: key, Outcome: o, Body: body}
+		s.noteSource(o.Source)
+		return s, true, nil
+	}
+	s := *prev
+	s.noteSource(o.Source)
+	if o.State != s.Outcome.State && o.Source != s.Outcome.Source {
+		s.Disagreed = true
+	}
+	if s.Outcome.State == EventFailed && o.State == EventSucceeded {
+		kind := s.Outcome.Kind
+		s.ID, s.Outcome, s.Body = outcomeID(key, o.State), o, body
+		if s.Outcome.Kind == "" {
+			s.Outcome.Kind = kind
+		}
+		s.ReportedAt, s.ReportAttempts = time.Time{}, 0
+		return s, true, nil
+	}
+	return s, false, nil
+}
+
+func (s *Settlement) noteSource(src OutcomeSource) {
+	switch src {
+	case SourceCallback:
+		s.ByCallback = true
+	case SourceStatusCheck:
+		s.ByStatusCheck = true
+	}
+}
+
+// outcomeID is stable for a movement's final state, so that two instances settling the
+// same outcome give it the same name.
+func outcomeID(key MovementKey, state EventState) string {
+	return string(key.Callback) + "/" + string(state) + "/" + key.ClientReference
+}
+
+func validateSettle(key MovementKey, o Outcome, body []byte) error {
+	if err := key.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.ClientReference != "" && o.ClientReference != key.ClientReference:
+		return invalid("outcome.clientReference", "must be the key's client reference")
+	case !o.IsFinal():
+		return invalid("outcome.state", "must be final: succeeded or failed")
+	case o.Source != SourceCallback && o.Source != SourceStatusCheck:
+		return invalid("outcome.source", "must be callback or status_check")
+	case o.At.IsZero():
+		return invalid("outcome.at", "is required")
+	case len(body) > MaxEventBytes:
+		return invalid("body", fmt.Sprintf("must be at most %d bytes", MaxEventBytes))
+	}
+	return nil
+}
+
+// CallbackClaim is BeginCallback's answer.
+type CallbackClaim string
+
+// BeginCallback's answers.
+const (
+	// CallbackClaimed: handle the callback, then FinishCallback.
+	CallbackClaimed CallbackClaim = "claimed"
+	// CallbackInFlight: another delivery is being handled; answer "retry later".
+	CallbackInFlight CallbackClaim = "in_flight"
+	// CallbackHandled: merchant code already handled it; answer "done".
+	CallbackHandled CallbackClaim = "handled"
+)
+
+// Callback is a delivered callback kept for audit and dedupe.
+type Callback struct {
+	// Key is the movement (or, for a webhook that is no movement's, the event kind and
+	// reference) it concerns.
+	Key MovementKey
+	// DedupeKey names the callback for dedupe: two deliveries with the same key are the
+	// same callback (the webhook handler uses kind, reference, state and code).
+	DedupeKey string
+	// Body is the raw body, at most MaxEventBytes.
+	Body []byte
+	// At is when it was delivered: the first delivery of this body when read back.
+	At time.Time
+	// LastAt and Deliveries, when read back: the last delivery of this body and how
+	// many there were.
+	LastAt     time.Time
+	Deliveries int
+}
+
+// Validate returns a *ValidationError when c cannot be recorded.
+func (c Callback) Validate() error {
+	switch {
+	case c.Key.Callback == "":
+		return invalid("callback.key.callback", "is required")
+	case strings.TrimSpace(c.Key.ClientReference) == "":
+		return invalid("callback.key.clientReference", "is required")
+	case c.DedupeKey == "":
+		return invalid("callback.dedupeKey", "is required")
+	case c.At.IsZero():
+		return invalid("callback.at", "is required")
+	case len(c.Body) > MaxEventBytes:
+		return invalid("callback.body", fmt.Sprintf("must be at most %d bytes", MaxEventBytes))
+	}
+	return nil
+}
+
+// Reconciliation is Store.Reconcile's report.
+type Reconciliation struct {
+	// Overdue are movements still unsettled past their callback deadline.
+	Overdue []Movement
+	// Disagreed are settlements whose callback and status check reported different final
+	// states.
+	Disagreed []Settlement
+	// StatusCheckOnly are settlements no callback reported: the callback never came.
+	StatusCheckOnly []Settlement
+}
+
+// ValidateClaim returns a *ValidationError for a claim a Store must refuse, for Store
+// implementations: an empty owner, a lease that ends at or before now, or a limit below
+// one. It returns the limit capped at MaxClaim.
+func ValidateClaim(owner string, now, leaseUntil time.Time, limit int) (int, error) {
+	switch {
+	case strings.TrimSpace(owner) == "":
+		return 0, invalid("owner", "is required")
+	case now.IsZero():
+		return 0, invalid("now", "is required")
+	case !leaseUntil.After(now):
+		return 0, invalid("leaseUntil", "must be after now")
+	case limit < 1:
+		return 0, invalid("limit", "must be at least 1")
+	}
+	return min(limit, MaxClaim), nil
+}
+
+// ValidateOwner returns a *ValidationError for an empty owner, for Store
+// implementations.
+func ValidateOwner(owner string) error {
+	if strings.TrimSpace(owner) == "" {
+		return invalid("owner", "is required")
+	}
+	return nil
+}

@@ -1,0 +1,608 @@
+package billing
+
+import (
+	"bytes"
+	"cmp"
+	"container/heap"
+	"container/list"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// DefaultMaxCallbackBytes bounds the raw callback bodies the in-memory store keeps for
+// audit; beyond it the oldest are forgotten first.
+const DefaultMaxCallbackBytes = 64 << 20
+
+// memoryStore is the Store of one process: what TrackerOptions.Store nil means. Its
+// memory is bounded: at most maxEntries movements (settled ones reported or never
+// tracked are forgotten first, oldest first; when all are pending or unreported, Track
+// answers ErrStoreFull rather than forget one), as many dedupe records, and
+// maxCallbackBytes of callback bodies.
+type memoryStore struct {
+	maxEntries       int
+	maxCallbackBytes int
+
+	mu      sync.Mutex
+	entries map[MovementKey]*memEntry
+	byID    map[string]*memEntry // by Settlement.ID
+	due     entryHeap            // tracked, unsettled: by when a claim may take them
+	reports entryHeap            // tracked, settled, unreported: likewise
+	idle    *list.List           // of *memEntry Purge may forget, in the order they became so
+
+	dedupe     map[string]*memDedupe
+	dedupeDone *list.List // of *memDedupe handled, oldest first
+
+	bodies    map[MovementKey][]*memBody
+	bodyOrder *list.List // of *memBody, oldest first
+	bodyBytes int
+}
+
+type memEntry struct {
+	key     MovementKey
+	tracked bool
+	m       Movement
+	final   *Settlement
+
+	reportOwner string
+	reportUntil time.Time // the report lease, or when a failed report may be retried
+
+	dueIdx, reportIdx int // positions in the heaps, -1 when absent
+	idleEl            *list.Element
+	idleAt            time.Time
+}
+
+type memDedupe struct {
+	key   string
+	done  bool
+	owner string
+	until time.Time
+	at    time.Time
+	el    *list.Element // in dedupeDone once done
+}
+
+type memBody struct {
+	cb Callback
+	el *list.Element
+}
+
+// NewMemoryStore returns an empty Store in this process's memory, the one a Tracker
+// uses when TrackerOptions.Store is nil. It holds at most maxMovements movements
+// (DefaultMaxTracked when maxMovements <= 0): settled ones already reported, or never
+// tracked, are forgotten first, oldest first; when every one is pending or unreported,
+// Track answers ErrStoreFull rather than forget one. It keeps as many callback dedupe
+// records, and DefaultMaxCallbackBytes of callback bodies for audit, forgetting the
+// oldest first. Give several Trackers of one process the same store to share their
+// movements; to share them between processes, use package pgstore.
+func NewMemoryStore(maxMovements int) Store {
+	return newMemoryStore(maxMovements)
+}
+
+// newMemoryStore returns an empty in-memory store holding at most maxEntries movements
+// (DefaultMaxTracked when maxEntries <= 0).
+func newMemoryStore(maxEntries int) *memoryStore {
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxTracked
+	}
+	return &memoryStore{
+		maxEntries:       maxEntries,
+		maxCallbackBytes: DefaultMaxCallbackBytes,
+		entries:          make(map[MovementKey]*memEntry),
+		byID:             make(map[string]*memEntry),
+		due:              entryHeap{at: dueAt, idx: func(e *memEntry) *int { return &e.dueIdx }},
+		reports:          entryHeap{at: func(e *memEntry) time.Time { return e.reportUntil }, idx: func(e *memEntry) *int { return &e.reportIdx }},
+		idle:             list.New(),
+		dedupe:           make(map[string]*memDedupe),
+		dedupeDone:       list.New(),
+		bodies:           make(map[MovementKey][]*memBody),
+		bodyOrder:        list.New(),
+	}
+}
+
+// dueAt is when a claim may take e: its next check, or the end of the lease on it.
+func dueAt(e *memEntry) time.Time {
+	if e.m.LeaseOwner != "" && e.m.LeaseUntil.After(e.m.NextCheckAt) {
+		return e.m.LeaseUntil
+	}
+	return e.m.NextCheckAt
+}
+
+func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, error) {
+	if err := m.Validate(); err != nil {
+		return Movement{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[m.Key()]
+	if e != nil && e.tracked {
+		return e.m, false, nil
+	}
+	if e == nil {
+		var err error
+		if e, err = s.newEntryLocked(m.Key()); err != nil {
+			return Movement{}, false, err
+		}
+	}
+	m.NextCheckAt, m.Checks, m.LeaseOwner, m.LeaseUntil = m.Deadline, 0, "", time.Time{}
+	e.tracked, e.m = true, m
+	if e.final != nil {
+		e.final.Outcome.Kind = m.Kind
+	}
+	s.placeLocked(e, m.StartedAt)
+	return e.m, true, nil
+}
+
+// newEntryLocked adds an entry for key, forgetting the oldest forgettable one when the
+// store is full.
+func (s *memoryStore) newEntryLocked(key MovementKey) (*memEntry, error) {
+	if len(s.entries) >= s.maxEntries {
+		front := s.idle.Front()
+		if front == nil {
+			return nil, fmt.Errorf("%w: %d movements pending or unreported", ErrStoreFull, len(s.entries))
+		}
+		s.forgetLocked(front.Value.(*memEntry))
+	}
+	e := &memEntry{key: key, dueIdx: -1, reportIdx: -1}
+	s.entries[key] = e
+	return e, nil
+}
+
+// placeLocked puts e in the queues its state calls for: due while tracked and
+// unsettled, reports while settled and unreported, idle (forgettable) otherwise.
+func (s *memoryStore) placeLocked(e *memEntry, now time.Time) {
+	s.due.set(e, e.tracked && e.final == nil)
+	s.reports.set(e, e.tracked && e.final != nil && e.final.ReportedAt.IsZero())
+	forgettable := e.final != nil && (!e.tracked || !e.final.ReportedAt.IsZero())
+	switch {
+	case forgettable && e.idleEl == nil:
+		e.idleAt, e.idleEl = now, s.idle.PushBack(e)
+	case !forgettable && e.idleEl != nil:
+		s.idle.Remove(e.idleEl)
+		e.idleEl = nil
+	}
+}
+
+func (s *memoryStore) forgetLocked(e *memEntry) {
+	s.due.set(e, false)
+	s.reports.set(e, false)
+	if e.idleEl != nil {
+		s.idle.Remove(e.idleEl)
+		e.idleEl = nil
+	}
+	if e.final != nil {
+		delete(s.byID, e.final.ID)
+	}
+	delete(s.entries, e.key)
+	for _, b := range s.bodies[e.key] {
+		s.dropBodyLocked(b)
+	}
+	delete(s.bodies, e.key)
+}
+
+func (s *memoryStore) Get(_ context.Context, key MovementKey) (Entry, error) {
+	if err := key.Validate(); err != nil {
+		return Entry{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e == nil {
+		return Entry{}, nil
+	}
+	out := Entry{Tracked: e.tracked}
+	if e.tracked {
+		out.Movement = e.m
+	}
+	if e.final != nil {
+		f := e.final.clone()
+		out.Final = &f
+	}
+	return out, nil
+}
+
+func (st Settlement) clone() Settlement {
+	st.Body = bytes.Clone(st.Body)
+	return st
+}
+
+func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
+	if err := validateSettle(key, o, body); err != nil {
+		return Settlement{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e == nil {
+		var err error
+		if e, err = s.newEntryLocked(key); err != nil {
+			return Settlement{}, false, err
+		}
+	}
+	if e.tracked {
+		o.Kind = e.m.Kind
+	}
+	next, changed, err := MergeOutcome(e.final, key, o, bytes.Clone(body))
+	if err != nil {
+		return Settlement{}, false, err
+	}
+	if e.final != nil && e.final.ID != next.ID {
+		delete(s.byID, e.final.ID)
+		if e.idleEl != nil { // a success replaced a reported failure: report it anew
+			s.idle.Remove(e.idleEl)
+			e.idleEl = nil
+		}
+	}
+	if changed {
+		e.reportOwner, e.reportUntil = "", time.Time{}
+	}
+	e.final = &next
+	s.byID[next.ID] = e
+	e.m.LeaseOwner, e.m.LeaseUntil = "", time.Time{}
+	s.placeLocked(e, o.At)
+	return next.clone(), changed, nil
+}
+
+func (s *memoryStore) BeginCallback(_ context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
+	if err := c.Validate(); err != nil {
+		return "", err
+	}
+	if err := ValidateOwner(owner); err != nil {
+		return "", err
+	}
+	if !leaseUntil.After(c.At) {
+		return "", invalid("leaseUntil", "must be after the callback's time")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(c.Body) > 0 {
+		s.keepBodyLocked(c)
+	}
+	d := s.dedupe[c.DedupeKey]
+	switch {
+	case d == nil:
+		if len(s.dedupe) >= s.maxEntries {
+			front := s.dedupeDone.Front()
+			if front == nil {
+				return "", fmt.Errorf("%w: %d callbacks in flight", ErrStoreFull, len(s.dedupe))
+			}
+			s.dropDedupeLocked(front.Value.(*memDedupe))
+		}
+		d = &memDedupe{key: c.DedupeKey}
+		s.dedupe[c.DedupeKey] = d
+	case d.done:
+		return CallbackHandled, nil
+	case d.until.After(c.At):
+		return CallbackInFlight, nil
+	}
+	d.owner, d.until, d.at = owner, leaseUntil, c.At // new, or a dead instance's lease taken over
+	return CallbackClaimed, nil
+}
+
+// keepBodyLocked records one delivery of c's body: a body already kept counts one more
+// delivery; a new one is kept, forgetting the oldest bodies beyond the byte bound.
+func (s *memoryStore) keepBodyLocked(c Callback) {
+	for _, b := range s.bodies[c.Key] {
+		if bytes.Equal(b.cb.Body, c.Body) {
+			b.cb.Deliveries++
+			if c.At.After(b.cb.LastAt) {
+				b.cb.LastAt = c.At
+			}
+			return
+		}
+	}
+	c.Body, c.LastAt, c.Deliveries = bytes.Clone(c.Body), c.At, 1
+	b := &memBody{cb: c}
+	b.el = s.bodyOrder.PushBack(b)
+	s.bodies[c.Key] = append(s.bodies[c.Key], b)
+	s.bodyBytes += len(c.Body)
+	for s.bodyBytes > s.maxCallbackBytes {
+		s.dropBodyLocked(s.bodyOrder.Front().Value.(*memBody))
+	}
+}
+
+func (s *memoryStore) dropBodyLocked(b *memBody) {
+	s.bodyOrder.Remove(b.el)
+	s.bodyBytes -= len(b.cb.Body)
+	kept := slices.DeleteFunc(s.bodies[b.cb.Key], func(x *memBody) bool { return x == b })
+	if len(kept) == 0 {
+		delete(s.bodies, b.cb.Key)
+	} else {
+		s.bodies[b.cb.Key] = kept
+	}
+}
+
+func (s *memoryStore) dropDedupeLocked(d *memDedupe) {
+	if d.el != nil {
+		s.dedupeDone.Remove(d.el)
+	}
+	delete(s.dedupe, d.key)
+}
+
+func (s *memoryStore) FinishCallback(_ context.Context, dedupeKey, owner string, handled bool, now time.Time) error {
+	if err := ValidateOwner(owner); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.dedupe[dedupeKey]
+	if d == nil || d.done || d.owner != owner {
+		return fmt.Errorf("%w: callback %q", ErrLeaseLost, dedupeKey)
+	}
+	if !handled {
+		s.dropDedupeLocked(d)
+		return nil
+	}
+	d.done, d.owner, d.until, d.at = true, "", time.Time{}, now
+	d.el = s.dedupeDone.PushBack(d)
+	return nil
+}
+
+func (s *memoryStore) Callbacks(_ context.Context, key MovementKey) ([]Callback, error) {
+	if key.Callback == "" || key.ClientReference == "" {
+		return nil, invalid("key", "needs a callback kind and a client reference")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.bodies[key]
+	kept = kept[:min(len(kept), MaxClaim)]
+	out := make([]Callback, 0, len(kept))
+	for _, b := range kept {
+		c := b.cb
+		c.Body = bytes.Clone(c.Body)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (s *memoryStore) ClaimDue(_ context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Movement, error) {
+	limit, err := ValidateClaim(owner, now, leaseUntil, limit)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Movement
+	for len(out) < limit && s.due.Len() > 0 {
+		e := s.due.items[0]
+		if dueAt(e).After(now) {
+			break
+		}
+		e.m.LeaseOwner, e.m.LeaseUntil = owner, leaseUntil
+		heap.Fix(&s.due, 0)
+		out = append(out, e.m)
+	}
+	return out, nil
+}
+
+// claimedLocked returns the tracked, unsettled movement key claimed by owner, or
+// ErrLeaseLost.
+func (s *memoryStore) claimedLocked(key MovementKey, owner string) (*memEntry, error) {
+	e := s.entries[key]
+	if e == nil || !e.tracked || e.final != nil || e.m.LeaseOwner != owner {
+		return nil, fmt.Errorf("%w: movement %s %q", ErrLeaseLost, key.Callback, key.ClientReference)
+	}
+	return e, nil
+}
+
+func (s *memoryStore) RenewClaim(_ context.Context, key MovementKey, owner string, leaseUntil time.Time) error {
+	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.claimedLocked(key, owner)
+	if err != nil {
+		return err
+	}
+	e.m.LeaseUntil = leaseUntil
+	s.due.set(e, true)
+	return nil
+}
+
+func (s *memoryStore) Reschedule(_ context.Context, key MovementKey, owner string, next time.Time) error {
+	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
+		return err
+	}
+	if next.IsZero() {
+		return invalid("next", "is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.claimedLocked(key, owner)
+	if err != nil {
+		return err
+	}
+	e.m.NextCheckAt, e.m.Checks = next, e.m.Checks+1
+	e.m.LeaseOwner, e.m.LeaseUntil = "", time.Time{}
+	s.due.set(e, true)
+	return nil
+}
+
+func (s *memoryStore) ReleaseClaim(_ context.Context, key MovementKey, owner string) error {
+	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.claimedLocked(key, owner)
+	if err != nil {
+		return err
+	}
+	e.m.LeaseOwner, e.m.LeaseUntil = "", time.Time{}
+	s.due.set(e, true)
+	return nil
+}
+
+func (s *memoryStore) ClaimUnreported(_ context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Settlement, error) {
+	limit, err := ValidateClaim(owner, now, leaseUntil, limit)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Settlement
+	for len(out) < limit && s.reports.Len() > 0 {
+		e := s.reports.items[0]
+		if e.reportUntil.After(now) {
+			break
+		}
+		e.reportOwner, e.reportUntil = owner, leaseUntil
+		heap.Fix(&s.reports, 0)
+		out = append(out, e.final.clone())
+	}
+	return out, nil
+}
+
+func (s *memoryStore) MarkReported(_ context.Context, id string, now time.Time) error {
+	if err := required("id", id); err != nil {
+		return err
+	}
+	if now.IsZero() {
+		return invalid("now", "is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() {
+		return nil // replaced, forgotten, or already reported: nothing to record
+	}
+	e.final.ReportedAt = now
+	e.reportOwner, e.reportUntil = "", time.Time{}
+	s.placeLocked(e, now)
+	return nil
+}
+
+func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.Time) error {
+	if err := firstError(required("id", id), ValidateOwner(owner)); err != nil {
+		return err
+	}
+	if at.IsZero() {
+		return invalid("at", "is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() || e.reportOwner != owner {
+		return fmt.Errorf("%w: outcome %q", ErrLeaseLost, id)
+	}
+	e.final.ReportAttempts++
+	e.reportOwner, e.reportUntil = "", at
+	s.reports.set(e, true)
+	return nil
+}
+
+func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Reconciliation, error) {
+	if !from.Before(to) {
+		return Reconciliation{}, invalid("to", "must be after from")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r Reconciliation
+	for _, e := range s.entries {
+		if !e.tracked || e.m.StartedAt.Before(from) || !e.m.StartedAt.Before(to) {
+			continue
+		}
+		switch {
+		case e.final == nil:
+			if e.m.Deadline.Before(now) {
+				r.Overdue = append(r.Overdue, e.m)
+			}
+		case e.final.Disagreed:
+			r.Disagreed = append(r.Disagreed, e.final.clone())
+		case e.final.ByStatusCheck && !e.final.ByCallback:
+			r.StatusCheckOnly = append(r.StatusCheckOnly, e.final.clone())
+		}
+	}
+	// The order a database gives them: by start, then reference.
+	slices.SortFunc(r.Overdue, func(a, b Movement) int {
+		return cmp.Or(a.StartedAt.Compare(b.StartedAt), cmp.Compare(a.ClientReference, b.ClientReference))
+	})
+	bySettlement := func(a, b Settlement) int {
+		sa, sb := s.entries[a.Key].m.StartedAt, s.entries[b.Key].m.StartedAt
+		return cmp.Or(sa.Compare(sb), cmp.Compare(a.Key.ClientReference, b.Key.ClientReference))
+	}
+	slices.SortFunc(r.Disagreed, bySettlement)
+	slices.SortFunc(r.StatusCheckOnly, bySettlement)
+	return r, nil
+}
+
+func (s *memoryStore) Purge(_ context.Context, before time.Time) (int, error) {
+	if before.IsZero() {
+		return 0, invalid("before", "is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for front := s.idle.Front(); front != nil; front = s.idle.Front() {
+		e := front.Value.(*memEntry)
+		if !e.idleAt.Before(before) {
+			break
+		}
+		s.forgetLocked(e)
+		n++
+	}
+	for front := s.dedupeDone.Front(); front != nil; front = s.dedupeDone.Front() {
+		d := front.Value.(*memDedupe)
+		if !d.at.Before(before) {
+			break
+		}
+		s.dropDedupeLocked(d)
+	}
+	for _, d := range s.dedupe { // handlers that died mid-flight
+		if !d.done && d.until.Before(before) {
+			s.dropDedupeLocked(d)
+		}
+	}
+	// Bodies delivered for references nobody tracks or settles.
+	for el := s.bodyOrder.Front(); el != nil; {
+		b := el.Value.(*memBody)
+		el = el.Next()
+		if b.cb.LastAt.Before(before) && s.entries[b.cb.Key] == nil {
+			s.dropBodyLocked(b)
+		}
+	}
+	return n, nil
+}
+
+// entryHeap orders entries by a time, earliest first; each entry keeps its own index.
+type entryHeap struct {
+	items []*memEntry
+	at    func(*memEntry) time.Time
+	idx   func(*memEntry) *int
+}
+
+func (h *entryHeap) Len() int           { return len(h.items) }
+func (h *entryHeap) Less(i, j int) bool { return h.at(h.items[i]).Before(h.at(h.items[j])) }
+func (h *entryHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	*h.idx(h.items[i]), *h.idx(h.items[j]) = i, j
+}
+func (h *entryHeap) Push(x any) {
+	e := x.(*memEntry)
+	*h.idx(e) = len(h.items)
+	h.items = append(h.items, e)
+}
+func (h *entryHeap) Pop() any {
+	e := h.items[len(h.items)-1]
+	h.items[len(h.items)-1] = nil
+	h.items = h.items[:len(h.items)-1]
+	*h.idx(e) = -1
+	return e
+}
+
+// set puts e in the heap at its place (in) or takes it out.
+func (h *entryHeap) set(e *memEntry, in bool) {
+	i := *h.idx(e)
+	switch {
+	case in && i < 0:
+		heap.Push(h, e)
+	case in:
+		heap.Fix(h, i)
+	case i >= 0:
+		heap.Remove(h, i)
+	}
+}
+
+var _ Store = (*memoryStore)(nil)

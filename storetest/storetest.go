@@ -1,0 +1,919 @@
+// Package storetest checks a billing.Store against the rules a Tracker relies on: the
+// outbox (Track is idempotent), the precedence of final outcomes, callback dedupe with
+// leases, claims of overdue movements and of unreported outcomes, reconciliation,
+// retention, and all of it under concurrent use. Run it from a store's tests:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) billing.Store { return newEmptyStore(t) })
+//	}
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+)
+
+// Run runs the conformance suite as subtests of t. newStore returns an empty store for
+// one subtest; stores of different subtests must not share data.
+func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, billing.Store)
+	}{
+		{"TrackIsIdempotent", testTrackIdempotent},
+		{"BadInputChangesNothing", testBadInput},
+		{"FirstFinalOutcomeStands", testFirstFinalStands},
+		{"SuccessReplacesFailure", testSuccessReplacesFailure},
+		{"CallbackBeforeTrack", testCallbackBeforeTrack},
+		{"KeepsTheCallbackThatSettled", testKeepsCallback},
+		{"ClaimsDueMovementsWithLeases", testClaimDue},
+		{"SettlingEndsTheClaim", testSettleEndsClaim},
+		{"ReportsAtLeastOnce", testReports},
+		{"CallbackDedupe", testCallbackDedupe},
+		{"CallbackBodiesForAudit", testCallbackBodies},
+		{"Reconcile", testReconcile},
+		{"Purge", testPurge},
+		{"ConcurrentTrack", testConcurrentTrack},
+		{"ConcurrentClaimsHoldOneOwner", testConcurrentClaims},
+		{"ConcurrentSettleFirstWins", testConcurrentSettle},
+		{"ConcurrentCallbackDedupe", testConcurrentCallback},
+		{"ConcurrentReportClaims", testConcurrentReports},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+	}
+}
+
+// t0 is the suite's clock start; times are whole milliseconds, which every database
+// keeps exactly.
+var t0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+const wait = 5 * time.Minute
+
+func movement(kind billing.Kind, ref string, started time.Duration) billing.Movement {
+	return billing.Movement{Kind: kind, ClientReference: ref, StartedAt: at(started), Deadline: at(started + wait)}
+}
+
+func key(t *testing.T, kind billing.Kind, ref string) billing.MovementKey {
+	t.Helper()
+	k, err := billing.KeyOf(kind, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func outcome(state billing.EventState, src billing.OutcomeSource, when time.Duration) billing.Outcome {
+	return billing.Outcome{State: state, Source: src, Code: "0000", TransactionID: "tx-" + string(state), Amount: 5000, Charges: 50, At: at(when)}
+}
+
+func track(t *testing.T, s billing.Store, m billing.Movement) {
+	t.Helper()
+	if _, _, err := s.Track(context.Background(), m); err != nil {
+		t.Fatalf("Track(%s %s): %v", m.Kind, m.ClientReference, err)
+	}
+}
+
+func settle(t *testing.T, s billing.Store, k billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool) {
+	t.Helper()
+	st, changed, err := s.Settle(context.Background(), k, o, body)
+	if err != nil {
+		t.Fatalf("Settle(%s): %v", k.ClientReference, err)
+	}
+	return st, changed
+}
+
+func get(t *testing.T, s billing.Store, k billing.MovementKey) billing.Entry {
+	t.Helper()
+	e, err := s.Get(context.Background(), k)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", k.ClientReference, err)
+	}
+	return e
+}
+
+func claimDue(t *testing.T, s billing.Store, owner string, now, until time.Duration) []billing.Movement {
+	t.Helper()
+	ms, err := s.ClaimDue(context.Background(), owner, at(now), at(until), 100)
+	if err != nil {
+		t.Fatalf("ClaimDue(%s): %v", owner, err)
+	}
+	return ms
+}
+
+func refs(ms []billing.Movement) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ClientReference
+	}
+	return out
+}
+
+func wantRefs(t *testing.T, what string, got []billing.Movement, want ...string) {
+	t.Helper()
+	g := refs(got)
+	if fmt.Sprint(sorted(g)) != fmt.Sprint(sorted(want)) {
+		t.Fatalf("%s = %v, want %v", what, g, want)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+func wantLeaseLost(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, billing.ErrLeaseLost) {
+		t.Fatalf("%s: err = %v, want ErrLeaseLost", what, err)
+	}
+}
+
+func wantValidation(t *testing.T, what string, err error) {
+	t.Helper()
+	var ve *billing.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("%s: err = %v, want *billing.ValidationError", what, err)
+	}
+}
+
+func testTrackIdempotent(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	m := movement(billing.KindSend, "pay1", 0)
+	got, created, err := s.Track(ctx, m)
+	if err != nil || !created {
+		t.Fatalf("first Track: created=%v err=%v", created, err)
+	}
+	if !got.StartedAt.Equal(m.StartedAt) || !got.Deadline.Equal(m.Deadline) || !got.NextCheckAt.Equal(m.Deadline) || got.Checks != 0 {
+		t.Fatalf("first Track stored %+v", got)
+	}
+	again := movement(billing.KindSend, "pay1", time.Minute)
+	got, created, err = s.Track(ctx, again)
+	if err != nil || created {
+		t.Fatalf("second Track: created=%v err=%v", created, err)
+	}
+	if !got.StartedAt.Equal(m.StartedAt) || !got.Deadline.Equal(m.Deadline) {
+		t.Fatalf("second Track changed the movement: %+v", got)
+	}
+	e := get(t, s, m.Key())
+	if !e.Tracked || e.Final != nil || e.Movement.Kind != billing.KindSend || e.Movement.ClientReference != "pay1" || !e.Movement.StartedAt.Equal(m.StartedAt) {
+		t.Fatalf("Get = %+v", e)
+	}
+	// A bank transfer with the same reference shares the payout callbacks, so it is the
+	// same movement to the store.
+	got, created, err = s.Track(ctx, movement(billing.KindBankTransfer, "pay1", 0))
+	if err != nil || created || got.Kind != billing.KindSend {
+		t.Fatalf("Track of the same key with another kind: %+v created=%v err=%v", got, created, err)
+	}
+	if e := get(t, s, key(t, billing.KindReceive, "unknown")); e.Tracked || e.Final != nil {
+		t.Fatalf("Get of an unknown key = %+v, want zero", e)
+	}
+}
+
+func testBadInput(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	bad := []billing.Movement{
+		{Kind: "wire", ClientReference: "bad1", StartedAt: at(0), Deadline: at(wait)},
+		{Kind: billing.KindSend, ClientReference: "", StartedAt: at(0), Deadline: at(wait)},
+		{Kind: billing.KindSend, ClientReference: "bad3", Deadline: at(wait)},
+		{Kind: billing.KindSend, ClientReference: "bad4", StartedAt: at(wait), Deadline: at(0)},
+	}
+	for _, m := range bad {
+		_, _, err := s.Track(ctx, m)
+		wantValidation(t, fmt.Sprintf("Track(%+v)", m), err)
+	}
+	k := key(t, billing.KindSend, "bad4")
+	if e := get(t, s, k); e.Tracked {
+		t.Fatalf("a refused Track was recorded: %+v", e)
+	}
+	for _, o := range []billing.Outcome{
+		outcome(billing.EventPending, billing.SourceStatusCheck, 0),
+		outcome(billing.EventSucceeded, "", 0),
+		{State: billing.EventSucceeded, Source: billing.SourceCallback},
+		func() billing.Outcome {
+			o := outcome(billing.EventSucceeded, billing.SourceCallback, 0)
+			o.ClientReference = "another"
+			return o
+		}(),
+	} {
+		_, _, err := s.Settle(ctx, k, o, nil)
+		wantValidation(t, fmt.Sprintf("Settle(%+v)", o), err)
+	}
+	_, _, err := s.Settle(ctx, billing.MovementKey{Callback: billing.EventKindPaymentSucceeded, ClientReference: "x"}, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	wantValidation(t, "Settle of a key that is no movement's", err)
+	_, _, err = s.Settle(ctx, k, outcome(billing.EventSucceeded, billing.SourceCallback, 0), make([]byte, billing.MaxEventBytes+1))
+	wantValidation(t, "Settle with a body too large", err)
+	if e := get(t, s, k); e.Final != nil {
+		t.Fatalf("a refused Settle was recorded: %+v", e)
+	}
+	_, err = s.ClaimDue(ctx, "", at(0), at(time.Minute), 1)
+	wantValidation(t, "ClaimDue without an owner", err)
+	_, err = s.ClaimDue(ctx, "a", at(time.Minute), at(time.Minute), 1)
+	wantValidation(t, "ClaimDue with a lease ending now", err)
+	_, err = s.ClaimDue(ctx, "a", at(0), at(time.Minute), 0)
+	wantValidation(t, "ClaimDue of nothing", err)
+	_, err = s.ClaimUnreported(ctx, "", at(0), at(time.Minute), 1)
+	wantValidation(t, "ClaimUnreported without an owner", err)
+	cb := billing.Callback{Key: k, DedupeKey: "d", At: at(0)}
+	_, err = s.BeginCallback(ctx, billing.Callback{Key: k, At: at(0)}, "a", at(time.Minute))
+	wantValidation(t, "BeginCallback without a dedupe key", err)
+	_, err = s.BeginCallback(ctx, cb, "", at(time.Minute))
+	wantValidation(t, "BeginCallback without an owner", err)
+	_, err = s.BeginCallback(ctx, cb, "a", at(0))
+	wantValidation(t, "BeginCallback with a lease ending now", err)
+	big := cb
+	big.Body = make([]byte, billing.MaxEventBytes+1)
+	_, err = s.BeginCallback(ctx, big, "a", at(time.Minute))
+	wantValidation(t, "BeginCallback with a body too large", err)
+	if claim, err := s.BeginCallback(ctx, cb, "a", at(time.Minute)); err != nil || claim != billing.CallbackClaimed {
+		t.Fatalf("refused BeginCallbacks left a trace: %v %v", claim, err)
+	}
+	_, err = s.Reconcile(ctx, at(time.Hour), at(0), at(time.Hour))
+	wantValidation(t, "Reconcile of an empty window", err)
+}
+
+func testFirstFinalStands(t *testing.T, s billing.Store) {
+	m := movement(billing.KindReceive, "order1", 0)
+	track(t, s, m)
+	k := m.Key()
+	first, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+	if !changed || first.ID == "" || first.Outcome.Kind != billing.KindReceive || first.Outcome.ClientReference != "order1" || !first.ByCallback || first.Disagreed {
+		t.Fatalf("first Settle = %+v changed=%v", first, changed)
+	}
+	// The same success from the status check: agreed, changes no outcome.
+	st, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceStatusCheck, 2*time.Minute), nil)
+	if changed || st.ID != first.ID || st.Disagreed || !st.ByStatusCheck || !st.ByCallback {
+		t.Fatalf("agreeing Settle = %+v changed=%v", st, changed)
+	}
+	// A failure after the success: never a downgrade, and the disagreement is kept.
+	st, changed = settle(t, s, k, outcome(billing.EventFailed, billing.SourceStatusCheck, 3*time.Minute), nil)
+	if changed || st.ID != first.ID || !st.Outcome.Succeeded() || !st.Disagreed {
+		t.Fatalf("failure after success: %+v changed=%v", st, changed)
+	}
+	e := get(t, s, k)
+	if e.Final == nil || e.Final.ID != first.ID || !e.Final.Outcome.Succeeded() || !e.Final.Disagreed ||
+		e.Final.Outcome.Source != billing.SourceCallback || !e.Final.Outcome.At.Equal(at(time.Minute)) ||
+		e.Final.Outcome.Amount != 5000 || e.Final.Outcome.Charges != 50 || e.Final.Outcome.Code != "0000" || e.Final.Outcome.TransactionID != "tx-succeeded" {
+		t.Fatalf("Get after settling = %+v", e.Final)
+	}
+	// Two failures from callbacks: the first stands, no disagreement between sources.
+	m2 := movement(billing.KindSend, "pay2", 0)
+	track(t, s, m2)
+	f1, _ := settle(t, s, m2.Key(), outcome(billing.EventFailed, billing.SourceCallback, time.Minute), nil)
+	o := outcome(billing.EventFailed, billing.SourceCallback, 2*time.Minute)
+	o.Code = "4075"
+	f2, changed := settle(t, s, m2.Key(), o, nil)
+	if changed || f2.ID != f1.ID || f2.Outcome.Code != "0000" || f2.Disagreed {
+		t.Fatalf("second failure: %+v changed=%v", f2, changed)
+	}
+}
+
+func testSuccessReplacesFailure(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	m := movement(billing.KindSend, "pay1", 0)
+	track(t, s, m)
+	k := m.Key()
+	failed, _ := settle(t, s, k, outcome(billing.EventFailed, billing.SourceStatusCheck, wait), nil)
+	claimed, err := s.ClaimUnreported(ctx, "a", at(wait), at(wait+time.Minute), 10)
+	if err != nil || len(claimed) != 1 || claimed[0].ID != failed.ID {
+		t.Fatalf("ClaimUnreported = %+v, %v", claimed, err)
+	}
+	if err := s.MarkReported(ctx, failed.ID, at(wait+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	won, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, wait+time.Minute), []byte(`{"late":"success"}`))
+	if !changed || won.ID == failed.ID || !won.Outcome.Succeeded() || !won.Disagreed || !won.ReportedAt.IsZero() {
+		t.Fatalf("success after failure: %+v changed=%v", won, changed)
+	}
+	// The success is a new outcome to report, under its own id; the failure's id is
+	// done with.
+	claimed, err = s.ClaimUnreported(ctx, "b", at(wait+time.Minute), at(wait+2*time.Minute), 10)
+	if err != nil || len(claimed) != 1 || claimed[0].ID != won.ID || !claimed[0].Outcome.Succeeded() {
+		t.Fatalf("ClaimUnreported after the upgrade = %+v, %v", claimed, err)
+	}
+	if err := s.MarkReported(ctx, failed.ID, at(wait+2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if e := get(t, s, k); !e.Final.ReportedAt.IsZero() {
+		t.Fatalf("marking the replaced failure reported marked the success: %+v", e.Final)
+	}
+}
+
+func testCallbackBeforeTrack(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	k := key(t, billing.KindReceive, "early1")
+	st, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	if !changed || st.Outcome.Kind != "" {
+		t.Fatalf("Settle before Track = %+v changed=%v", st, changed)
+	}
+	e := get(t, s, k)
+	if e.Tracked || e.Final == nil || !e.Final.Outcome.Succeeded() {
+		t.Fatalf("Get before Track = %+v", e)
+	}
+	// Untracked, it is no one's to report.
+	if got, err := s.ClaimUnreported(ctx, "a", at(time.Minute), at(2*time.Minute), 10); err != nil || len(got) != 0 {
+		t.Fatalf("ClaimUnreported before Track = %+v, %v", got, err)
+	}
+	m := movement(billing.KindDirectDebit, "early1", time.Second)
+	_, created, err := s.Track(ctx, m)
+	if err != nil || !created {
+		t.Fatalf("Track after the callback: created=%v err=%v", created, err)
+	}
+	e = get(t, s, k)
+	if !e.Tracked || e.Final == nil || e.Final.Outcome.Kind != billing.KindDirectDebit || e.Final.ID != st.ID {
+		t.Fatalf("Get after Track = %+v", e)
+	}
+	if got := claimDue(t, s, "a", wait+time.Hour, wait+2*time.Hour); len(got) != 0 {
+		t.Fatalf("a settled movement was claimed for a status check: %v", refs(got))
+	}
+	got, err := s.ClaimUnreported(ctx, "a", at(time.Minute), at(2*time.Minute), 10)
+	if err != nil || len(got) != 1 || got[0].ID != st.ID || got[0].Outcome.Kind != billing.KindDirectDebit {
+		t.Fatalf("ClaimUnreported after Track = %+v, %v", got, err)
+	}
+}
+
+// transactionCallback is a callback of the spec, as the service sends it.
+const transactionCallback = `{"ResponseCode":"0000","Message":"success","Data":{"Amount":50.00,"Charges":0.50,` +
+	`"AmountAfterCharges":49.50,"Description":"Order 1042","ClientReference":"order1042",` +
+	`"TransactionId":"7fd01221faeb41469e4b0d1d1c6e5c3e","ExternalTransactionId":"51234567890"}}`
+
+func testKeepsCallback(t *testing.T, s billing.Store) {
+	ev, err := billing.ParseEvent([]byte(transactionCallback))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := billing.EventKey(ev)
+	track(t, s, movement(billing.KindReceive, "order1042", 0))
+	o := outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute)
+	o.Event = ev
+	body := []byte(transactionCallback)
+	settle(t, s, k, o, body)
+	body[0] = 'X' // the store keeps its own copy
+	e := get(t, s, k)
+	if e.Final == nil || string(e.Final.Body) != transactionCallback {
+		t.Fatalf("kept body = %q", e.Final.Body)
+	}
+	cb, ok := e.Final.Outcome.Event.(*billing.TransactionCallback)
+	if !ok || cb.Data.ClientReference != "order1042" || cb.Data.TransactionID != "7fd01221faeb41469e4b0d1d1c6e5c3e" {
+		t.Fatalf("Outcome.Event = %#v", e.Final.Outcome.Event)
+	}
+	// An outcome from a status check has no callback body.
+	m := movement(billing.KindReceive, "order2", 0)
+	track(t, s, m)
+	st, _ := settle(t, s, m.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, time.Minute), []byte(transactionCallback))
+	if st.Body != nil || st.Outcome.Event != nil {
+		t.Fatalf("a status check's settlement kept a callback: %+v", st)
+	}
+}
+
+func testClaimDue(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	a := movement(billing.KindSend, "a1", 0)
+	b := movement(billing.KindReceive, "b1", time.Minute)
+	track(t, s, a)
+	track(t, s, b)
+	if got := claimDue(t, s, "x", wait-time.Second, wait+time.Minute); len(got) != 0 {
+		t.Fatalf("claimed before the callback deadline: %v", refs(got))
+	}
+	got := claimDue(t, s, "x", wait, wait+2*time.Minute)
+	wantRefs(t, "claim at a's deadline", got, "a1")
+	if got[0].LeaseOwner != "x" || !got[0].LeaseUntil.Equal(at(wait+2*time.Minute)) || got[0].Kind != billing.KindSend {
+		t.Fatalf("claimed movement = %+v", got[0])
+	}
+	// Held by x's live lease: y gets only b.
+	got = claimDue(t, s, "y", wait+time.Minute, wait+time.Hour)
+	wantRefs(t, "y's claim while x holds a", got, "b1")
+	if err := s.RenewClaim(ctx, a.Key(), "x", at(wait+3*time.Minute)); err != nil {
+		t.Fatalf("RenewClaim: %v", err)
+	}
+	if got := claimDue(t, s, "z", wait+2*time.Minute, wait+5*time.Minute); len(got) != 0 {
+		t.Fatalf("claimed under a renewed lease: %v", refs(got))
+	}
+	// x dies: its lease ends and y takes a over; x can no longer act on it.
+	got = claimDue(t, s, "y", wait+3*time.Minute, wait+4*time.Minute)
+	wantRefs(t, "y's claim after x's lease ended", got, "a1")
+	wantLeaseLost(t, "RenewClaim by the dead owner", s.RenewClaim(ctx, a.Key(), "x", at(wait+4*time.Minute)))
+	wantLeaseLost(t, "Reschedule by the dead owner", s.Reschedule(ctx, a.Key(), "x", at(wait+4*time.Minute)))
+	wantLeaseLost(t, "ReleaseClaim by the dead owner", s.ReleaseClaim(ctx, a.Key(), "x"))
+	// y's check says pending: back off until the next check.
+	next := at(wait + 10*time.Minute)
+	if err := s.Reschedule(ctx, a.Key(), "y", next); err != nil {
+		t.Fatalf("Reschedule: %v", err)
+	}
+	e := get(t, s, a.Key())
+	if e.Movement.Checks != 1 || !e.Movement.NextCheckAt.Equal(next) || e.Movement.LeaseOwner != "" {
+		t.Fatalf("after Reschedule: %+v", e.Movement)
+	}
+	wantLeaseLost(t, "Reschedule of a released claim", s.Reschedule(ctx, a.Key(), "y", next))
+	if got := claimDue(t, s, "z", wait+10*time.Minute-time.Second, wait+20*time.Minute); len(got) != 0 {
+		t.Fatalf("claimed before the rescheduled check: %v", refs(got))
+	}
+	got = claimDue(t, s, "z", wait+10*time.Minute, wait+20*time.Minute)
+	wantRefs(t, "claim at the rescheduled check", got, "a1")
+	if got[0].Checks != 1 {
+		t.Fatalf("claimed movement lost its check count: %+v", got[0])
+	}
+	// A released claim is free at once.
+	if err := s.ReleaseClaim(ctx, a.Key(), "z"); err != nil {
+		t.Fatalf("ReleaseClaim: %v", err)
+	}
+	got = claimDue(t, s, "w", wait+10*time.Minute, wait+11*time.Minute)
+	wantRefs(t, "claim after release", got, "a1")
+	// The limit bounds a claim.
+	for i := range 5 {
+		track(t, s, movement(billing.KindSend, fmt.Sprintf("lim%d", i), 0))
+	}
+	got, err := s.ClaimDue(ctx, "v", at(time.Hour), at(2*time.Hour), 2)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ClaimDue with limit 2 = %v, %v", refs(got), err)
+	}
+}
+
+func testSettleEndsClaim(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	m := movement(billing.KindBankTransfer, "bank1", 0)
+	track(t, s, m)
+	wantRefs(t, "claim", claimDue(t, s, "x", wait, wait+time.Minute), "bank1")
+	settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, wait+time.Second), nil)
+	wantLeaseLost(t, "RenewClaim after Settle", s.RenewClaim(ctx, m.Key(), "x", at(wait+2*time.Minute)))
+	wantLeaseLost(t, "Reschedule after Settle", s.Reschedule(ctx, m.Key(), "x", at(wait+2*time.Minute)))
+	if got := claimDue(t, s, "y", wait+time.Hour, wait+2*time.Hour); len(got) != 0 {
+		t.Fatalf("a settled movement was claimed: %v", refs(got))
+	}
+	if e := get(t, s, m.Key()); e.Movement.LeaseOwner != "" {
+		t.Fatalf("settled movement still leased: %+v", e.Movement)
+	}
+}
+
+func testReports(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	m := movement(billing.KindMandate, "mandate1", 0)
+	track(t, s, m)
+	st, _ := settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+	claim := func(owner string, now, until time.Duration) []billing.Settlement {
+		t.Helper()
+		got, err := s.ClaimUnreported(ctx, owner, at(now), at(until), 10)
+		if err != nil {
+			t.Fatalf("ClaimUnreported(%s): %v", owner, err)
+		}
+		return got
+	}
+	got := claim("x", time.Minute, 2*time.Minute)
+	if len(got) != 1 || got[0].ID != st.ID || got[0].Outcome.Kind != billing.KindMandate || !got[0].Outcome.Succeeded() {
+		t.Fatalf("first claim = %+v", got)
+	}
+	if got := claim("y", 2*time.Minute-time.Second, 3*time.Minute); len(got) != 0 {
+		t.Fatalf("claimed under x's live lease: %+v", got)
+	}
+	// x crashed in OnOutcome: once its lease ends, y reports it again.
+	got = claim("y", 2*time.Minute, 3*time.Minute)
+	if len(got) != 1 || got[0].ID != st.ID {
+		t.Fatalf("claim after x's lease ended = %+v", got)
+	}
+	wantLeaseLost(t, "RetryReport by the dead owner", s.RetryReport(ctx, st.ID, "x", at(4*time.Minute)))
+	// y's OnOutcome failed: retried from the given time, attempts counted.
+	if err := s.RetryReport(ctx, st.ID, "y", at(5*time.Minute)); err != nil {
+		t.Fatalf("RetryReport: %v", err)
+	}
+	if got := claim("z", 5*time.Minute-time.Second, 6*time.Minute); len(got) != 0 {
+		t.Fatalf("claimed before the retry time: %+v", got)
+	}
+	got = claim("z", 5*time.Minute, 6*time.Minute)
+	if len(got) != 1 || got[0].ReportAttempts != 1 {
+		t.Fatalf("claim at the retry time = %+v", got)
+	}
+	if err := s.MarkReported(ctx, st.ID, at(5*time.Minute+time.Second)); err != nil {
+		t.Fatalf("MarkReported: %v", err)
+	}
+	if got := claim("z", time.Hour, 2*time.Hour); len(got) != 0 {
+		t.Fatalf("claimed after it was reported: %+v", got)
+	}
+	if e := get(t, s, m.Key()); !e.Final.ReportedAt.Equal(at(5*time.Minute + time.Second)) {
+		t.Fatalf("ReportedAt = %v", e.Final.ReportedAt)
+	}
+	// Reporting twice (two owners racing past a lease) is harmless.
+	if err := s.MarkReported(ctx, st.ID, at(time.Hour)); err != nil {
+		t.Fatalf("second MarkReported: %v", err)
+	}
+	if err := s.MarkReported(ctx, "no-such-id", at(time.Hour)); err != nil {
+		t.Fatalf("MarkReported of an unknown id: %v", err)
+	}
+}
+
+func testCallbackDedupe(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	k := key(t, billing.KindReceive, "cb1")
+	c := billing.Callback{Key: k, DedupeKey: "transaction/cb1/succeeded/0000", Body: []byte(`{"one":1}`), At: at(0)}
+	begin := func(owner string, now, until time.Duration) billing.CallbackClaim {
+		t.Helper()
+		c.At = at(now)
+		claim, err := s.BeginCallback(ctx, c, owner, at(until))
+		if err != nil {
+			t.Fatalf("BeginCallback(%s): %v", owner, err)
+		}
+		return claim
+	}
+	if got := begin("a", 0, time.Minute); got != billing.CallbackClaimed {
+		t.Fatalf("first delivery: %v", got)
+	}
+	if got := begin("b", time.Second, time.Minute); got != billing.CallbackInFlight {
+		t.Fatalf("delivery while the first is handled: %v", got)
+	}
+	// Merchant code failed: the key is forgotten and the next delivery handled.
+	if err := s.FinishCallback(ctx, c.DedupeKey, "a", false, at(2*time.Second)); err != nil {
+		t.Fatalf("FinishCallback(failed): %v", err)
+	}
+	if got := begin("b", 3*time.Second, time.Minute); got != billing.CallbackClaimed {
+		t.Fatalf("delivery after a failure: %v", got)
+	}
+	// b dies mid-handling: its lease ends and c's delivery takes over.
+	if got := begin("c", time.Minute, 2*time.Minute); got != billing.CallbackClaimed {
+		t.Fatalf("delivery after the handler's lease ended: %v", got)
+	}
+	wantLeaseLost(t, "FinishCallback by the dead owner", s.FinishCallback(ctx, c.DedupeKey, "b", true, at(time.Minute+time.Second)))
+	if err := s.FinishCallback(ctx, c.DedupeKey, "c", true, at(time.Minute+time.Second)); err != nil {
+		t.Fatalf("FinishCallback(handled): %v", err)
+	}
+	if got := begin("d", time.Hour, 2*time.Hour); got != billing.CallbackHandled {
+		t.Fatalf("delivery after it was handled: %v", got)
+	}
+	wantLeaseLost(t, "FinishCallback of a handled callback", s.FinishCallback(ctx, c.DedupeKey, "d", false, at(time.Hour)))
+	if got := begin("d", 2*time.Hour, 3*time.Hour); got != billing.CallbackHandled {
+		t.Fatalf("a late FinishCallback forgot a handled callback: %v", got)
+	}
+	wantLeaseLost(t, "FinishCallback of an unknown key", s.FinishCallback(ctx, "nothing", "a", true, at(0)))
+}
+
+func testCallbackBodies(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	k := key(t, billing.KindSend, "pay9")
+	deliver := func(body string, now time.Duration, dedupe string) {
+		t.Helper()
+		c := billing.Callback{Key: k, DedupeKey: dedupe, Body: []byte(body), At: at(now)}
+		if _, err := s.BeginCallback(ctx, c, "a", at(now+time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliver(`{"state":"pending"}`, 0, "p")
+	deliver(`{"state":"success"}`, time.Second, "s")
+	deliver(`{"state":"success"}`, 2*time.Second, "s")
+	deliver(`{"state":"success"}`, 3*time.Second, "s")
+	other := key(t, billing.KindReceive, "pay9") // the same reference under another callback kind
+	if _, err := s.BeginCallback(ctx, billing.Callback{Key: other, DedupeKey: "o", Body: []byte(`{}`), At: at(0)}, "a", at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Callbacks(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("Callbacks = %d, want the 2 distinct bodies: %+v", len(got), got)
+	}
+	p, sc := got[0], got[1]
+	if string(p.Body) != `{"state":"pending"}` || p.Deliveries != 1 || !p.At.Equal(at(0)) || p.DedupeKey != "p" || p.Key != k {
+		t.Fatalf("first callback = %+v", p)
+	}
+	if string(sc.Body) != `{"state":"success"}` || sc.Deliveries != 3 || !sc.At.Equal(at(time.Second)) || !sc.LastAt.Equal(at(3*time.Second)) {
+		t.Fatalf("redelivered callback = %+v", sc)
+	}
+	if got, err := s.Callbacks(ctx, key(t, billing.KindSend, "none")); err != nil || len(got) != 0 {
+		t.Fatalf("Callbacks of an unknown key = %+v, %v", got, err)
+	}
+}
+
+func testReconcile(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	overdue := movement(billing.KindSend, "overdue", 0)
+	fresh := movement(billing.KindSend, "fresh", 10*time.Minute) // deadline not passed at 12m
+	disagreed := movement(billing.KindReceive, "disagreed", time.Minute)
+	statusOnly := movement(billing.KindReceive, "statusonly", 2*time.Minute)
+	byCallback := movement(billing.KindReceive, "bycallback", 3*time.Minute)
+	confirmed := movement(billing.KindReceive, "confirmed", 4*time.Minute)
+	outside := movement(billing.KindSend, "outside", time.Hour)
+	for _, m := range []billing.Movement{overdue, fresh, disagreed, statusOnly, byCallback, confirmed, outside} {
+		track(t, s, m)
+	}
+	settle(t, s, disagreed.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	settle(t, s, disagreed.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, 7*time.Minute), nil)
+	settle(t, s, statusOnly.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, 8*time.Minute), nil)
+	settle(t, s, byCallback.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 4*time.Minute), nil)
+	settle(t, s, confirmed.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, 9*time.Minute), nil)
+	settle(t, s, confirmed.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 10*time.Minute), nil)
+	r, err := s.Reconcile(ctx, at(0), at(time.Hour), at(12*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefs(t, "Overdue", r.Overdue, "overdue")
+	if len(r.Disagreed) != 1 || r.Disagreed[0].Key.ClientReference != "disagreed" || !r.Disagreed[0].Outcome.Succeeded() {
+		t.Fatalf("Disagreed = %+v", r.Disagreed)
+	}
+	if len(r.StatusCheckOnly) != 1 || r.StatusCheckOnly[0].Key.ClientReference != "statusonly" || r.StatusCheckOnly[0].Outcome.Kind != billing.KindReceive {
+		t.Fatalf("StatusCheckOnly = %+v", r.StatusCheckOnly)
+	}
+	// The window bounds the report: the hour-old movement, now overdue, only in its own.
+	r, err = s.Reconcile(ctx, at(time.Hour), at(2*time.Hour), at(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefs(t, "Overdue in the second hour", r.Overdue, "outside")
+	if len(r.Disagreed)+len(r.StatusCheckOnly) != 0 {
+		t.Fatalf("second hour reports settlements of the first: %+v", r)
+	}
+}
+
+func testPurge(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	reported := movement(billing.KindSend, "reported", 0)
+	unreported := movement(billing.KindSend, "unreported", 0)
+	pending := movement(billing.KindSend, "pending", 0)
+	late := movement(billing.KindSend, "late", 0)
+	for _, m := range []billing.Movement{reported, unreported, pending, late} {
+		track(t, s, m)
+	}
+	st, _ := settle(t, s, reported.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), []byte(`{"r":1}`))
+	if _, err := s.BeginCallback(ctx, billing.Callback{Key: reported.Key(), DedupeKey: "r", Body: []byte(`{"r":1}`), At: at(time.Minute)}, "a", at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishCallback(ctx, "r", "a", true, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, s, unreported.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+	lateSt, _ := settle(t, s, late.Key(), outcome(billing.EventFailed, billing.SourceCallback, time.Minute), nil)
+	stray := key(t, billing.KindReceive, "stray")
+	settle(t, s, stray, outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	if err := s.MarkReported(ctx, st.ID, at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkReported(ctx, lateSt.ID, at(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	// Retention counts from the report: before it nothing goes.
+	n, err := s.Purge(ctx, at(2*time.Minute))
+	if err != nil || n != 0 {
+		t.Fatalf("Purge at the report time = %d, %v", n, err)
+	}
+	n, err = s.Purge(ctx, at(time.Hour))
+	if err != nil || n != 2 {
+		t.Fatalf("Purge after an hour = %d, %v; want the reported movement and the stray callback", n, err)
+	}
+	for _, k := range []billing.MovementKey{reported.Key(), stray} {
+		if e := get(t, s, k); e.Tracked || e.Final != nil {
+			t.Fatalf("purged %s still known: %+v", k.ClientReference, e)
+		}
+	}
+	if got, err := s.Callbacks(ctx, reported.Key()); err != nil || len(got) != 0 {
+		t.Fatalf("purged movement's callbacks kept: %+v, %v", got, err)
+	}
+	// The handled callback's dedupe record went with it: a redelivery is handled anew.
+	claim, err := s.BeginCallback(ctx, billing.Callback{Key: reported.Key(), DedupeKey: "r", At: at(time.Hour)}, "a", at(2*time.Hour))
+	if err != nil || claim != billing.CallbackClaimed {
+		t.Fatalf("dedupe record after Purge: %v, %v", claim, err)
+	}
+	for _, m := range []billing.Movement{unreported, pending, late} {
+		if e := get(t, s, m.Key()); !e.Tracked {
+			t.Fatalf("Purge forgot %s", m.ClientReference)
+		}
+	}
+}
+
+// parallel runs fn(i) for i in [0, n) on n goroutines started together.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			fn(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
+
+const workers = 8
+
+func testConcurrentTrack(t *testing.T, s billing.Store) {
+	var mu sync.Mutex
+	created := 0
+	var errs []error
+	m := movement(billing.KindSend, "once", 0)
+	parallel(workers, func(int) {
+		_, c, err := s.Track(context.Background(), m)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if c {
+			created++
+		}
+	})
+	if len(errs) > 0 || created != 1 {
+		t.Fatalf("concurrent Track: created %d times, errors %v", created, errs)
+	}
+}
+
+func testConcurrentClaims(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	const movements = 120
+	for i := range movements {
+		track(t, s, movement(billing.KindSend, fmt.Sprintf("c%03d", i), 0))
+	}
+	var mu sync.Mutex
+	holder := map[string]string{}
+	checks := map[string]int{}
+	var failures []string
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, fmt.Sprintf(format, args...))
+	}
+	// Every owner claims in rounds at the same instant, so no lease ends: each movement
+	// must be held by one owner at a time, and each checked exactly three times.
+	now, until := at(time.Hour), at(2*time.Hour)
+	parallel(workers, func(i int) {
+		owner := fmt.Sprintf("owner%d", i)
+		for round := 0; round < 200; round++ {
+			ms, err := s.ClaimDue(ctx, owner, now, until, 7)
+			if err != nil {
+				fail("ClaimDue: %v", err)
+				return
+			}
+			if len(ms) == 0 {
+				return
+			}
+			for _, m := range ms {
+				mu.Lock()
+				if h, ok := holder[m.ClientReference]; ok {
+					failures = append(failures, fmt.Sprintf("%s claimed by %s while %s held it", m.ClientReference, owner, h))
+				}
+				holder[m.ClientReference] = owner
+				checks[m.ClientReference]++
+				n := checks[m.ClientReference]
+				mu.Unlock()
+				// The status check would run here, under the claim.
+				mu.Lock()
+				delete(holder, m.ClientReference)
+				mu.Unlock()
+				next := now // due again at once, until checked three times
+				if n >= 3 {
+					next = at(3 * time.Hour)
+				}
+				if err := s.Reschedule(ctx, m.Key(), owner, next); err != nil {
+					fail("Reschedule(%s) by %s: %v", m.ClientReference, owner, err)
+				}
+			}
+		}
+	})
+	if len(failures) > 0 {
+		t.Fatalf("%d failures, first: %s", len(failures), failures[0])
+	}
+	for i := range movements {
+		ref := fmt.Sprintf("c%03d", i)
+		if checks[ref] != 3 {
+			t.Fatalf("%s checked %d times, want 3", ref, checks[ref])
+		}
+		if e := get(t, s, key(t, billing.KindSend, ref)); e.Movement.Checks != 3 {
+			t.Fatalf("%s stored %d checks, want 3", ref, e.Movement.Checks)
+		}
+	}
+}
+
+func testConcurrentSettle(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	const movements = 20
+	for i := range movements {
+		track(t, s, movement(billing.KindReceive, fmt.Sprintf("s%02d", i), 0))
+	}
+	var mu sync.Mutex
+	won := map[string]int{}
+	ids := map[string]map[string]bool{}
+	var errs []error
+	parallel(workers, func(i int) {
+		src := billing.SourceCallback
+		if i%2 == 1 {
+			src = billing.SourceStatusCheck
+		}
+		for j := range movements {
+			k := key(t, billing.KindReceive, fmt.Sprintf("s%02d", j))
+			st, changed, err := s.Settle(ctx, k, outcome(billing.EventSucceeded, src, time.Duration(i)*time.Second), nil)
+			mu.Lock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if changed {
+				won[k.ClientReference]++
+			}
+			if ids[k.ClientReference] == nil {
+				ids[k.ClientReference] = map[string]bool{}
+			}
+			ids[k.ClientReference][st.ID] = true
+			mu.Unlock()
+		}
+	})
+	if len(errs) > 0 {
+		t.Fatalf("concurrent Settle: %v", errs[0])
+	}
+	for j := range movements {
+		ref := fmt.Sprintf("s%02d", j)
+		if won[ref] != 1 || len(ids[ref]) != 1 {
+			t.Fatalf("%s: %d settles won, ids %v; want 1 winner, 1 id", ref, won[ref], ids[ref])
+		}
+		e := get(t, s, key(t, billing.KindReceive, ref))
+		if !e.Final.ByCallback || !e.Final.ByStatusCheck || e.Final.Disagreed {
+			t.Fatalf("%s: sources lost under concurrency: %+v", ref, e.Final)
+		}
+	}
+}
+
+func testConcurrentCallback(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	k := key(t, billing.KindSend, "dup1")
+	var mu sync.Mutex
+	counts := map[billing.CallbackClaim]int{}
+	var errs []error
+	body := []byte(`{"dup":1}`)
+	parallel(workers, func(i int) {
+		c := billing.Callback{Key: k, DedupeKey: "payout/dup1/succeeded/0000", Body: body, At: at(time.Duration(i) * time.Millisecond)}
+		claim, err := s.BeginCallback(ctx, c, fmt.Sprintf("owner%d", i), at(time.Minute))
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		counts[claim]++
+	})
+	if len(errs) > 0 || counts[billing.CallbackClaimed] != 1 || counts[billing.CallbackInFlight] != workers-1 {
+		t.Fatalf("concurrent deliveries: %v, errors %v; want one claimed, the rest in flight", counts, errs)
+	}
+	got, err := s.Callbacks(ctx, k)
+	if err != nil || len(got) != 1 || got[0].Deliveries != workers || !bytes.Equal(got[0].Body, body) {
+		t.Fatalf("Callbacks = %+v, %v; want one body delivered %d times", got, err, workers)
+	}
+}
+
+func testConcurrentReports(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	const movements = 60
+	for i := range movements {
+		m := movement(billing.KindSend, fmt.Sprintf("r%02d", i), 0)
+		track(t, s, m)
+		settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+	}
+	var mu sync.Mutex
+	reported := map[string]int{}
+	var errs []error
+	parallel(workers, func(i int) {
+		for {
+			got, err := s.ClaimUnreported(ctx, fmt.Sprintf("owner%d", i), at(time.Hour), at(2*time.Hour), 5)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			if len(got) == 0 {
+				return
+			}
+			for _, st := range got {
+				mu.Lock()
+				reported[st.ID]++
+				mu.Unlock()
+				if err := s.MarkReported(ctx, st.ID, at(time.Hour)); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}
+	})
+	if len(errs) > 0 {
+		t.Fatalf("concurrent reports: %v", errs[0])
+	}
+	if len(reported) != movements {
+		t.Fatalf("%d outcomes reported, want %d", len(reported), movements)
+	}
+	for id, n := range reported {
+		if n != 1 {
+			t.Fatalf("%s reported %d times under live leases, want 1", id, n)
+		}
+	}
+}
