@@ -236,17 +236,34 @@ func (p *ReceiveParams) validate() error {
 	if p == nil {
 		return invalid("params", "are required")
 	}
+	return mobileMoney{p.Amount, p.Currency, p.Phone, p.Provider, p.Description, p.ClientReference, p.CallbackURL, p.Metadata}.
+		validate(receiveProviders)
+}
+
+// mobileMoney is what a receive and a send share, validated by one set of rules.
+type mobileMoney struct {
+	amount          int64
+	currency        string
+	phone           string
+	provider        Provider
+	description     string
+	clientReference string
+	callbackURL     string
+	metadata        Metadata
+}
+
+func (m mobileMoney) validate(providers []Provider) error {
 	return firstError(
-		positiveAmount("amount", p.Amount),
-		currencyCode("currency", p.Currency),
-		required("phone", p.Phone),
-		requiredOneOf("provider", p.Provider, receiveProviders...),
-		required("description", p.Description),
-		maxLength("description", p.Description, 255),
-		clientReference("metadata.clientReference", p.ClientReference),
-		absoluteURL("callbackUrl", p.CallbackURL),
-		p.Metadata.validate("metadata"),
-		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
+		positiveAmount("amount", m.amount),
+		currencyCode("currency", m.currency),
+		required("phone", m.phone),
+		requiredOneOf("provider", m.provider, providers...),
+		required("description", m.description),
+		maxLength("description", m.description, 255),
+		metadataReference("metadata.clientReference", m.clientReference),
+		absoluteURL("callbackUrl", m.callbackURL),
+		m.metadata.validate("metadata"),
+		metadataKey(m.metadata, "clientReference", m.clientReference, "ClientReference"),
 	)
 }
 
@@ -487,6 +504,13 @@ func clientReference(field, v string) error {
 
 func optionalClientReference(field, v string) error {
 	return referenceShape(field, v, maxClientReference, false)
+}
+
+// metadataReference checks the required reference of a receive or a send, carried as
+// metadata.clientReference: at most 36 letters, digits, hyphens and underscores
+// (merchants write ORDER-2291-A, and the provider takes it).
+func metadataReference(field, v string) error {
+	return lookupReference(field, v, maxClientReference)
 }
 
 // lookupReference checks a reference a status check puts in its path or query: present,

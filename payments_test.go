@@ -397,9 +397,9 @@ func TestPaymentsValidationSendsNothing(t *testing.T) {
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
 		}, "metadata.clientReference"},
-		"receive reference not alphanumeric": {func(c *Client) error {
+		"receive reference with a dot": {func(c *Client) error {
 			p := validReceive()
-			p.ClientReference = "rcv_1"
+			p.ClientReference = "rcv.1"
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
 		}, "metadata.clientReference"},
@@ -567,4 +567,31 @@ func TestRawMetadataIsValidated(t *testing.T) {
 			return err
 		}, "metadata.ratio"},
 	})
+}
+
+// Merchants' references on receive and send carry hyphens and underscores, and the
+// provider takes them; any other character, or more than 36, is still refused.
+func TestReceiveAndSendTakeHyphensAndUnderscoresInTheirReference(t *testing.T) {
+	for _, ref := range []string{"ORDER-2291-A", "order_2291", strings.Repeat("a-", 18)} {
+		c, mock := newMockClient(t)
+		mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/receive", fixtureResponder(t, http.StatusOK, "payments/receive_accepted.json"))
+		mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/send", fixtureResponder(t, http.StatusOK, "payouts/send_accepted.json"))
+		_, err := c.Payments.Receive(ctx(), &ReceiveParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Order", ClientReference: ref})
+		require.NoError(t, err, ref)
+		_, err = c.Payouts.Send(ctx(), &SendParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Refund", ClientReference: ref})
+		require.NoError(t, err, ref)
+		assert.Equal(t, 2, mock.GetTotalCallCount())
+	}
+	cases := map[string]refusal{}
+	for _, ref := range []string{"order.1", "order/1", strings.Repeat("a", 37)} {
+		cases["receive "+ref] = refusal{func(c *Client) error {
+			_, err := c.Payments.Receive(ctx(), &ReceiveParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Order", ClientReference: ref})
+			return err
+		}, "metadata.clientReference"}
+		cases["send "+ref] = refusal{func(c *Client) error {
+			_, err := c.Payouts.Send(ctx(), &SendParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Refund", ClientReference: ref})
+			return err
+		}, "metadata.clientReference"}
+	}
+	requireRefusedBeforeSending(t, cases)
 }

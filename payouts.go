@@ -76,18 +76,8 @@ func (p *SendParams) validate() error {
 	if p == nil {
 		return invalid("params", "are required")
 	}
-	return firstError(
-		positiveAmount("amount", p.Amount),
-		currencyCode("currency", p.Currency),
-		required("phone", p.Phone),
-		requiredOneOf("provider", p.Provider, sendProviders...),
-		required("description", p.Description),
-		maxLength("description", p.Description, 255),
-		clientReference("metadata.clientReference", p.ClientReference),
-		absoluteURL("callbackUrl", p.CallbackURL),
-		p.Metadata.validate("metadata"),
-		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
-	)
+	return mobileMoney{p.Amount, p.Currency, p.Phone, p.Provider, p.Description, p.ClientReference, p.CallbackURL, p.Metadata}.
+		validate(sendProviders)
 }
 
 // DirectSend is the service's acceptance of a mobile-money payout. Its Status is always
