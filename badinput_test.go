@@ -145,6 +145,7 @@ const (
 	refMandate  = "badmnd1"
 	refDebit    = "baddbt1"
 	refHyphen   = "bad-ref"
+	refDotted   = "bad.ref" // no reference takes a dot
 	// The seeded mandates: one awaiting its OTP, one cancelled.
 	refOTPMandate       = "seedotp1"
 	refCancelledMandate = "seedcnl1"
@@ -553,7 +554,7 @@ func badInputs(s seededRecords) []badInput {
 		{"Payments.Receive", "description is required", "description", receiveMoney(func(p *receive) { p.Description = "" }), wirePost("/v1/payments/receive", bodyWith(receiveBody, "description", absentKey))},
 		{"Payments.Receive", "description is at most 255 characters", "description", receiveMoney(func(p *receive) { p.Description = text256 }), wirePost("/v1/payments/receive", bodyWith(receiveBody, "description", text256))},
 		{"Payments.Receive", "clientReference is at most 36 characters", "metadata.clientReference", receiveMoney(func(p *receive) { p.ClientReference = ref37 }), wirePost("/v1/payments/receive", bodyWith(receiveBody, "metadata.clientReference", ref37))},
-		{"Payments.Receive", "clientReference is letters and digits", "metadata.clientReference", receiveMoney(func(p *receive) { p.ClientReference = refHyphen }), wirePost("/v1/payments/receive", bodyWith(receiveBody, "metadata.clientReference", refHyphen))},
+		{"Payments.Receive", "clientReference is letters, digits, hyphens and underscores", "metadata.clientReference", receiveMoney(func(p *receive) { p.ClientReference = refDotted }), wirePost("/v1/payments/receive", bodyWith(receiveBody, "metadata.clientReference", refDotted))},
 		{"Payments.Receive", "clientReference is required", "metadata.clientReference", receiveMoney(func(p *receive) { p.ClientReference = "" }), onlySDK("the spec makes metadata optional and the sandbox gives a receive without a reference one of its own; the SDK insists, since only the reference resolves an unknown outcome")},
 		{"Payments.Receive", "callbackUrl is absolute", "callbackUrl", receiveMoney(func(p *receive) { p.CallbackURL = "/callbacks" }), wirePost("/v1/payments/receive", bodyWith(receiveBody, "callbackUrl", "/callbacks"))},
 		{"Payments.Receive", "metadata is flat", "metadata.address", receiveMoney(func(p *receive) { p.Metadata = nested }), wirePost("/v1/payments/receive", bodyWith(receiveBody, "metadata.address", nestedRaw["address"])).naming("metadata")},
@@ -573,7 +574,7 @@ func badInputs(s seededRecords) []badInput {
 		{"Payouts.Send", "description is required", "description", sendMoney(func(p *send) { p.Description = " " }), wirePost("/v1/payments/send", bodyWith(sendBody, "description", " "))},
 		{"Payouts.Send", "description is at most 255 characters", "description", sendMoney(func(p *send) { p.Description = text256 }), wirePost("/v1/payments/send", bodyWith(sendBody, "description", text256))},
 		{"Payouts.Send", "clientReference is at most 36 characters", "metadata.clientReference", sendMoney(func(p *send) { p.ClientReference = ref37 }), wirePost("/v1/payments/send", bodyWith(sendBody, "metadata.clientReference", ref37))},
-		{"Payouts.Send", "clientReference is letters and digits", "metadata.clientReference", sendMoney(func(p *send) { p.ClientReference = refHyphen }), wirePost("/v1/payments/send", bodyWith(sendBody, "metadata.clientReference", refHyphen))},
+		{"Payouts.Send", "clientReference is letters, digits, hyphens and underscores", "metadata.clientReference", sendMoney(func(p *send) { p.ClientReference = refDotted }), wirePost("/v1/payments/send", bodyWith(sendBody, "metadata.clientReference", refDotted))},
 		{"Payouts.Send", "clientReference is required", "metadata.clientReference", sendMoney(func(p *send) { p.ClientReference = "" }), onlySDK("the spec makes metadata optional and the sandbox gives a send without a reference one of its own; the SDK insists, since only the reference resolves an unknown outcome")},
 		{"Payouts.Send", "callbackUrl is absolute", "callbackUrl", sendMoney(func(p *send) { p.CallbackURL = "merchant.example/cb" }), wirePost("/v1/payments/send", bodyWith(sendBody, "callbackUrl", "merchant.example/cb"))},
 		{"Payouts.SendStatus", "clientReference is required", "clientReference", func(ctx context.Context, e *badInputClients) error {

@@ -44,6 +44,9 @@ const (
 	MandateStatusApproved  MandateStatus = "APPROVED"
 	MandateStatusActive    MandateStatus = "ACTIVE"
 	MandateStatusCancelled MandateStatus = "CANCELLED"
+	// MandateStatusFailed: the customer refused or did not approve in time (the
+	// provider's status; the spec names none for it). Nothing can be charged.
+	MandateStatusFailed MandateStatus = "FAILED"
 )
 
 // Mandate is a direct-debit pre-approval. Each call fills the fields its answer carries:
@@ -64,9 +67,9 @@ type Mandate struct {
 // IsPending reports whether the mandate waits for the customer's approval.
 func (m *Mandate) IsPending() bool { return m.PreapprovalStatus == MandateStatusPending }
 
-// IsFinal reports whether the approval request has ended: approved or cancelled.
+// IsFinal reports whether the approval request has ended: approved, cancelled or failed.
 func (m *Mandate) IsFinal() bool {
-	return m.Succeeded() || m.PreapprovalStatus == MandateStatusCancelled
+	return m.Succeeded() || m.PreapprovalStatus == MandateStatusCancelled || m.PreapprovalStatus == MandateStatusFailed
 }
 
 // Succeeded reports whether the mandate is approved (APPROVED or ACTIVE), so it can be
@@ -170,7 +173,7 @@ func (s *MandatesService) VerifyOTP(ctx context.Context, p *MandateVerifyOTPPara
 
 // Status returns a mandate by its client reference, with every field.
 func (s *MandatesService) Status(ctx context.Context, clientReferenceID string) (*Mandate, error) {
-	if err := required("clientReferenceId", clientReferenceID); err != nil {
+	if err := lookupReference("clientReferenceId", clientReferenceID, maxClientReference); err != nil {
 		return nil, err
 	}
 	o := newOp(http.MethodGet, pathf("/v1/mandates/preapproval/%s/status", clientReferenceID))
@@ -337,7 +340,7 @@ func (t *DirectDebitTransaction) IsPending() bool { return !t.IsFinal() }
 //
 // A failed charge is a result here, not an error: check IsFinal and Succeeded.
 func (s *MandatesService) ChargeStatus(ctx context.Context, clientReference string) (*DirectDebitTransaction, error) {
-	if err := required("clientReference", clientReference); err != nil {
+	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
 	path := pathf("/v1/payments/direct-debit/status/%s", clientReference)

@@ -162,6 +162,7 @@ func (p *CheckoutParams) validate() error {
 		p.Metadata.validate("metadata"),
 		optionalClientReference("metadata.clientReference", p.ClientReference),
 		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
+		p.Metadata.referenceString("metadata.clientReference", "clientReference", optionalClientReference),
 		absoluteURL("metadata.returnUrl", p.ReturnURL),
 		metadataKey(p.Metadata, "returnUrl", p.ReturnURL, "ReturnURL"),
 	}
@@ -201,7 +202,7 @@ func (s *PaymentsService) CreateCheckout(ctx context.Context, p *CheckoutParams)
 // Get returns the checkout payment with the given reference: its status and, once paid,
 // the method, fee, net, paidAt and payment details.
 func (s *PaymentsService) Get(ctx context.Context, reference string) (*Payment, error) {
-	if err := required("reference", reference); err != nil {
+	if err := lookupReference("reference", reference, maxServiceReference); err != nil {
 		return nil, err
 	}
 	o := newOp(http.MethodGet, pathf("/v1/payments/%s", reference))
@@ -237,17 +238,34 @@ func (p *ReceiveParams) validate() error {
 	if p == nil {
 		return invalid("params", "are required")
 	}
+	return mobileMoney{p.Amount, p.Currency, p.Phone, p.Provider, p.Description, p.ClientReference, p.CallbackURL, p.Metadata}.
+		validate(receiveProviders)
+}
+
+// mobileMoney is what a receive and a send share, validated by one set of rules.
+type mobileMoney struct {
+	amount          int64
+	currency        string
+	phone           string
+	provider        Provider
+	description     string
+	clientReference string
+	callbackURL     string
+	metadata        Metadata
+}
+
+func (m mobileMoney) validate(providers []Provider) error {
 	return firstError(
-		positiveAmount("amount", p.Amount),
-		currencyCode("currency", p.Currency),
-		required("phone", p.Phone),
-		requiredOneOf("provider", p.Provider, receiveProviders...),
-		required("description", p.Description),
-		maxLength("description", p.Description, 255),
-		clientReference("metadata.clientReference", p.ClientReference),
-		absoluteURL("callbackUrl", p.CallbackURL),
-		p.Metadata.validate("metadata"),
-		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
+		positiveAmount("amount", m.amount),
+		currencyCode("currency", m.currency),
+		required("phone", m.phone),
+		requiredOneOf("provider", m.provider, providers...),
+		required("description", m.description),
+		maxLength("description", m.description, 255),
+		metadataReference("metadata.clientReference", m.clientReference),
+		absoluteURL("callbackUrl", m.callbackURL),
+		m.metadata.validate("metadata"),
+		metadataKey(m.metadata, "clientReference", m.clientReference, "ClientReference"),
 	)
 }
 
@@ -350,7 +368,7 @@ func collectionFinal(status CollectionStatus, code ResponseCode) bool {
 //
 // A failed transaction is a result here, not an error: check IsFinal and Succeeded.
 func (s *PaymentsService) ReceiveStatus(ctx context.Context, clientReference string) (*ReceiveTransaction, error) {
-	if err := required("clientReference", clientReference); err != nil {
+	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
 	return statusCheck[ReceiveTransaction](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
@@ -471,6 +489,13 @@ func isLetters(s string) bool {
 	return true
 }
 
+// maxClientReference is the longest merchant reference the service takes (SPEC "Limits").
+const maxClientReference = 36
+
+// maxServiceReference bounds a reference the service itself hands out (a checkout
+// payment's reference): generous, yet short enough that no forged value costs much.
+const maxServiceReference = 64
+
 // clientReference checks a required merchant reference: alphanumeric, at most 36.
 func clientReference(field, v string) error {
 	if v == "" {
@@ -480,14 +505,41 @@ func clientReference(field, v string) error {
 }
 
 func optionalClientReference(field, v string) error {
-	if len(v) > 36 {
-		return invalid(field, "must be at most 36 characters")
+	return referenceShape(field, v, maxClientReference, false)
+}
+
+// metadataReference checks the required reference of a receive or a send, carried as
+// metadata.clientReference: at most 36 letters, digits, hyphens and underscores
+// (merchants write ORDER-2291-A, and the provider takes it).
+func metadataReference(field, v string) error {
+	return lookupReference(field, v, maxClientReference)
+}
+
+// lookupReference checks a reference a status check puts in its path or query: present,
+// at most max characters, and made of letters, digits, hyphens and underscores only. A
+// dot, a slash or a percent sign would make the path name another endpoint.
+func lookupReference(field, v string, max int) error {
+	if v == "" {
+		return invalid(field, "is required")
+	}
+	return referenceShape(field, v, max, true)
+}
+
+// referenceShape checks an optional reference: at most max characters, letters and
+// digits, and also hyphens and underscores when punct is set.
+func referenceShape(field, v string, max int, punct bool) error {
+	if len(v) > max {
+		return invalid(field, fmt.Sprintf("must be at most %d characters", max))
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if (c < '0' || c > '9') && (c|0x20 < 'a' || c|0x20 > 'z') {
-			return invalid(field, "must be letters and digits only")
+		if (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') || (punct && (c == '-' || c == '_')) {
+			continue
 		}
+		if punct {
+			return invalid(field, "must be letters, digits, hyphens and underscores only")
+		}
+		return invalid(field, "must be letters and digits only")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -396,9 +397,9 @@ func TestPaymentsValidationSendsNothing(t *testing.T) {
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
 		}, "metadata.clientReference"},
-		"receive reference not alphanumeric": {func(c *Client) error {
+		"receive reference with a dot": {func(c *Client) error {
 			p := validReceive()
-			p.ClientReference = "rcv_1"
+			p.ClientReference = "rcv.1"
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
 		}, "metadata.clientReference"},
@@ -505,4 +506,92 @@ func TestPaymentDecodesTheDataOfBothCheckoutWebhookVariants(t *testing.T) {
 			assert.True(t, hook.Data.Succeeded())
 		})
 	}
+}
+
+// Every status check refuses a reference no movement can have before a byte is sent: a
+// dot or two would turn the path into another endpoint, a slash another resource, and a
+// megabyte-long reference (the webhook confirmer passes a callback's reference in) costs
+// the service for nothing.
+func TestStatusChecksRefuseImpossibleReferences(t *testing.T) {
+	bad := map[string]string{
+		"dot": ".", "dot dot": "..", "slash": "a/b", "back slash": `a\b`, "percent": "a%2Fb",
+		"query": "a?b=c", "space": "a b", "newline": "a\nb", "too long": strings.Repeat("a", 37),
+		"a megabyte": strings.Repeat("r", 1<<20), "unicode": "réf",
+	}
+	cases := map[string]refusal{}
+	for name, ref := range bad {
+		cases["ReceiveStatus "+name] = refusal{func(c *Client) error { _, err := c.Payments.ReceiveStatus(ctx(), ref); return err }, "clientReference"}
+		cases["SendStatus "+name] = refusal{func(c *Client) error { _, err := c.Payouts.SendStatus(ctx(), ref); return err }, "clientReference"}
+		cases["ChargeStatus "+name] = refusal{func(c *Client) error { _, err := c.Mandates.ChargeStatus(ctx(), ref); return err }, "clientReference"}
+		cases["Mandates.Status "+name] = refusal{func(c *Client) error { _, err := c.Mandates.Status(ctx(), ref); return err }, "clientReferenceId"}
+		cases["BankTransferStatus "+name] = refusal{func(c *Client) error {
+			_, err := c.Payouts.BankTransferStatus(ctx(), &BankTransferStatusParams{ClientReference: ref})
+			return err
+		}, "clientReference"}
+		cases["BankTransferStatus account "+name] = refusal{func(c *Client) error {
+			_, err := c.Payouts.BankTransferStatus(ctx(), &BankTransferStatusParams{ClientReference: "ok1", DisbursementAccount: ref})
+			return err
+		}, "disbursementAccount"}
+		if name != "too long" { // a checkout reference is the service's, and may be longer
+			cases["Payments.Get "+name] = refusal{func(c *Client) error { _, err := c.Payments.Get(ctx(), ref); return err }, "reference"}
+		}
+	}
+	cases["Payments.Get too long"] = refusal{func(c *Client) error {
+		_, err := c.Payments.Get(ctx(), strings.Repeat("a", 65))
+		return err
+	}, "reference"}
+	requireRefusedBeforeSending(t, cases, WithDisbursementAccount("2020202"))
+}
+
+// A clientReference written straight into Metadata is the one sent on the wire, so it
+// obeys the rule of the ClientReference field; float metadata must be finite, float32 as
+// well as float64, or encoding fails after validation said yes.
+func TestRawMetadataIsValidated(t *testing.T) {
+	nan32, inf32 := float32(math.NaN()), float32(math.Inf(1))
+	requireRefusedBeforeSending(t, map[string]refusal{
+		"checkout raw clientReference": {func(c *Client) error {
+			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 1, Metadata: Metadata{"clientReference": "../../v1/payouts"}})
+			return err
+		}, "metadata.clientReference"},
+		"checkout raw clientReference not a string": {func(c *Client) error {
+			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 1, Metadata: Metadata{"clientReference": 42}})
+			return err
+		}, "metadata.clientReference"},
+		"checkout float32 NaN": {func(c *Client) error {
+			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 1, Metadata: Metadata{"ratio": nan32}})
+			return err
+		}, "metadata.ratio"},
+		"receive float32 Inf": {func(c *Client) error {
+			_, err := c.Payments.Receive(ctx(), &ReceiveParams{Amount: 1, Phone: "233241234567", Provider: ProviderMTN,
+				Description: "x", ClientReference: "r1", Metadata: Metadata{"ratio": inf32}})
+			return err
+		}, "metadata.ratio"},
+	})
+}
+
+// Merchants' references on receive and send carry hyphens and underscores, and the
+// provider takes them; any other character, or more than 36, is still refused.
+func TestReceiveAndSendTakeHyphensAndUnderscoresInTheirReference(t *testing.T) {
+	for _, ref := range []string{"ORDER-2291-A", "order_2291", strings.Repeat("a-", 18)} {
+		c, mock := newMockClient(t)
+		mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/receive", fixtureResponder(t, http.StatusOK, "payments/receive_accepted.json"))
+		mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/send", fixtureResponder(t, http.StatusOK, "payouts/send_accepted.json"))
+		_, err := c.Payments.Receive(ctx(), &ReceiveParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Order", ClientReference: ref})
+		require.NoError(t, err, ref)
+		_, err = c.Payouts.Send(ctx(), &SendParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Refund", ClientReference: ref})
+		require.NoError(t, err, ref)
+		assert.Equal(t, 2, mock.GetTotalCallCount())
+	}
+	cases := map[string]refusal{}
+	for _, ref := range []string{"order.1", "order/1", strings.Repeat("a", 37)} {
+		cases["receive "+ref] = refusal{func(c *Client) error {
+			_, err := c.Payments.Receive(ctx(), &ReceiveParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Order", ClientReference: ref})
+			return err
+		}, "metadata.clientReference"}
+		cases["send "+ref] = refusal{func(c *Client) error {
+			_, err := c.Payouts.Send(ctx(), &SendParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Refund", ClientReference: ref})
+			return err
+		}, "metadata.clientReference"}
+	}
+	requireRefusedBeforeSending(t, cases)
 }

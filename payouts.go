@@ -76,18 +76,8 @@ func (p *SendParams) validate() error {
 	if p == nil {
 		return invalid("params", "are required")
 	}
-	return firstError(
-		positiveAmount("amount", p.Amount),
-		currencyCode("currency", p.Currency),
-		required("phone", p.Phone),
-		requiredOneOf("provider", p.Provider, sendProviders...),
-		required("description", p.Description),
-		maxLength("description", p.Description, 255),
-		clientReference("metadata.clientReference", p.ClientReference),
-		absoluteURL("callbackUrl", p.CallbackURL),
-		p.Metadata.validate("metadata"),
-		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
-	)
+	return mobileMoney{p.Amount, p.Currency, p.Phone, p.Provider, p.Description, p.ClientReference, p.CallbackURL, p.Metadata}.
+		validate(sendProviders)
 }
 
 // DirectSend is the service's acceptance of a mobile-money payout. Its Status is always
@@ -172,7 +162,7 @@ func payoutFinal(s PayoutStatus) bool { return s == PayoutStatusSuccess || s == 
 //
 // A failed payout is a result here, not an error: check IsFinal and Succeeded.
 func (s *PayoutsService) SendStatus(ctx context.Context, clientReference string) (*SendTransaction, error) {
-	if err := required("clientReference", clientReference); err != nil {
+	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
 	return statusCheck[SendTransaction](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
@@ -326,7 +316,7 @@ func (s *PayoutsService) BankTransferStatus(ctx context.Context, p *BankTransfer
 	if p == nil {
 		return nil, invalid("params", "are required")
 	}
-	if err := required("clientReference", p.ClientReference); err != nil {
+	if err := lookupReference("clientReference", p.ClientReference, maxClientReference); err != nil {
 		return nil, err
 	}
 	account, err := s.disbursementAccount(p.DisbursementAccount)
@@ -338,11 +328,13 @@ func (s *PayoutsService) BankTransferStatus(ctx context.Context, p *BankTransfer
 
 // disbursementAccount returns the account named by the params, else the client's.
 func (s *PayoutsService) disbursementAccount(fromParams string) (string, error) {
-	if fromParams != "" {
-		return fromParams, nil
+	account := fromParams
+	if account == "" {
+		account = s.client.disbursementAccount
 	}
-	if s.client.disbursementAccount != "" {
-		return s.client.disbursementAccount, nil
+	if account != "" {
+		// The account is a path segment: a dot or a slash would name another endpoint.
+		return account, referenceShape("disbursementAccount", account, maxClientReference, false)
 	}
 	return "", invalid("disbursementAccount", "is required: set it in the params or with WithDisbursementAccount")
 }

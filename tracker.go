@@ -13,98 +13,6 @@ import (
 	"time"
 )
 
-// Kind is the kind of money movement a Tracker awaits.
-type Kind string
-
-// The money movements a Tracker resolves, each with its status check.
-const (
-	// KindReceive is a mobile-money prompt (Payments.Receive; Payments.ReceiveStatus).
-	KindReceive Kind = "receive"
-	// KindSend is a mobile-money payout (Payouts.Send; Payouts.SendStatus).
-	KindSend Kind = "send"
-	// KindBankTransfer is a send-to-bank payout (Payouts.SendToBank;
-	// Payouts.BankTransferStatus, from the client's disbursement account).
-	KindBankTransfer Kind = "bank_transfer"
-	// KindDirectDebit is a charge under a mandate (Mandates.Charge; Mandates.ChargeStatus).
-	KindDirectDebit Kind = "direct_debit"
-	// KindMandate is a mandate awaiting approval (Mandates.Create or Reactivate;
-	// Mandates.Status), keyed by its clientReferenceId.
-	KindMandate Kind = "mandate"
-)
-
-// callbackKind is the event kind whose callbacks report a movement of kind k: the
-// callbacks of receive and direct debit share one shape, as do those of send and
-// send-to-bank.
-func (k Kind) callbackKind() (EventKind, bool) {
-	switch k {
-	case KindReceive, KindDirectDebit:
-		return EventKindTransaction, true
-	case KindSend, KindBankTransfer:
-		return EventKindPayout, true
-	case KindMandate:
-		return EventKindMandate, true
-	}
-	return "", false
-}
-
-// OutcomeSource says how a Tracker learned an outcome.
-type OutcomeSource string
-
-// The sources of an outcome.
-const (
-	// SourceCallback: the callback delivered to the Tracker.
-	SourceCallback OutcomeSource = "callback"
-	// SourceStatusCheck: the status check, after no callback came in time.
-	SourceStatusCheck OutcomeSource = "status_check"
-	// SourceRequest: the movement's own request was refused outright (an *APIError
-	// that is not ErrOutcomeUnknown, or invalid input), so nothing moved. Only the
-	// Tracker's Send, Receive, SendToBank, Charge and CreateMandate settle this way.
-	SourceRequest OutcomeSource = "request"
-)
-
-// Outcome is what a Tracker knows of a money movement.
-type Outcome struct {
-	// ID names a final outcome, the same on every instance and in every report of it
-	// (the store's Settlement.ID): dedupe OnOutcome on it. Empty while pending.
-	ID              string
-	Kind            Kind
-	ClientReference string
-	// State is EventSucceeded or EventFailed once final, EventPending otherwise.
-	State EventState
-	// Code is the response code of the callback or the status check; empty for a
-	// mandate, whose messages carry none.
-	Code ResponseCode
-	// TransactionID is the service's id of the transaction (the servicePreApprovalId of
-	// a mandate); ExternalTransactionID is the network's, when there is one.
-	TransactionID         string
-	ExternalTransactionID string
-	// Amount and Charges are in minor units (5000 is 50.00), whichever unit the wire
-	// used. A failure callback may report Amount 0.
-	Amount  int64
-	Charges int64
-	// Source says where the outcome came from; empty when nothing was learned at all
-	// (no callback, and no status check has answered yet).
-	Source OutcomeSource
-	// Event is the callback when Source is SourceCallback.
-	Event Event
-	// At is when the Tracker learned the outcome, by its clock.
-	At time.Time
-}
-
-// Succeeded reports whether the money moved (or the mandate was approved): fulfil the
-// order.
-func (o *Outcome) Succeeded() bool { return o.State == EventSucceeded }
-
-// Failed reports whether the movement failed finally: nothing moved.
-func (o *Outcome) Failed() bool { return o.State == EventFailed }
-
-// IsFinal reports whether the outcome is final, succeeded or failed.
-func (o *Outcome) IsFinal() bool { return o.State == EventSucceeded || o.State == EventFailed }
-
-// IsPending reports whether the final state is still unknown. A pending outcome is not a
-// failure: the money may still move.
-func (o *Outcome) IsPending() bool { return !o.IsFinal() }
-
 // ErrStillPending is matched (errors.Is) by the error of an Await that ended without a
 // final state: its context ended, or the status check still said pending when the
 // give-up limit came. The outcome returned beside it says what is known. Do not treat it
@@ -319,7 +227,9 @@ func trackKeyOf(kind Kind, clientReference string) (trackKey, error) {
 	if !ok {
 		return trackKey{}, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
 	}
-	if err := required("clientReference", clientReference); err != nil {
+	// No movement has a longer reference or other characters; refusing them keeps what
+	// the store holds for each small.
+	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return trackKey{}, err
 	}
 	return trackKey{callback, clientReference}, nil
@@ -489,64 +399,63 @@ func worthPollingAgain(err error) bool {
 	return true
 }
 
-// Deliver gives the Tracker a parsed callback. Callbacks of transactions, payouts and
-// mandates in a final state are written to the store and resolve the matching Awaits,
-// on every instance, now or later; pending ones and other events are ignored. The
-// webhook handler calls it; so can your own handler (after confirming the callback: see
-// WithStatusCheckConfirmation). An error means the store did not record it: answer the
-// sender so that it delivers the callback again.
+// ErrUnconfirmed is matched (errors.Is) by the error of a Deliver whose callback the
+// status check contradicts: another final state, another amount or transaction id, or a
+// reference no status check knows. Such a callback settles nothing; a genuine sender
+// never sends one, so refuse it (the handler answers 403).
+var ErrUnconfirmed = errors.New("billing: the status check does not confirm the callback")
+
+// Deliver gives the Tracker a parsed callback. Nothing in a callback is signed, so a
+// callback of a transaction, a payout or a mandate that claims a final state (failure
+// as well as success) is confirmed by the status check through the Tracker's client
+// first, and the outcome settled in the store is the status check's truth: it resolves
+// the matching Awaits on every instance, now or later. Pending callbacks and other
+// events are ignored.
+//
+// The error says what to answer the sender: one matching ErrStillPending means the
+// status check cannot confirm the callback yet (still pending, or unreachable), so have
+// it delivered again later; ErrUnconfirmed means the status check contradicts it; any
+// other error means the store did not record it. Handler does all of this, and confirms
+// each callback with a single status check: mount it rather than calling Deliver where
+// you can.
 func (t *Tracker) Deliver(ctx context.Context, ev Event) error {
 	t.observeCallback(ctx, ev)
-	o := callbackOutcome(ev)
-	if o == nil {
+	if !isMovementCallback(ev) || ev.State() == EventPending {
 		return nil
 	}
-	o.At = t.opts.Clock.Now()
-	_, err := t.settle(ctx, EventKey(ev), *o, callbackBody(ctx, ev))
+	if err := lookupReference("reference", ev.Reference(), maxClientReference); err != nil {
+		return err
+	}
+	o := confirmedOutcome(ctx) // the handler confirmed it already
+	if o == nil {
+		conf := confirmEvent(ctx, t.client, ev)
+		switch {
+		case conf.status == http.StatusServiceUnavailable:
+			return fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
+		case conf.status != http.StatusOK || conf.outcome == nil:
+			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
+		}
+		o = conf.outcome
+	}
+	settled := *o
+	settled.At = t.opts.Clock.Now()
+	_, err := t.settle(ctx, EventKey(ev), settled, callbackBody(ctx, ev))
 	return err
 }
 
-// callbackOutcome converts a callback into the final outcome it reports, without At; nil
-// for an event that reports no movement's final state.
-func callbackOutcome(ev Event) *Outcome {
-	switch ev.Kind() {
-	case EventKindTransaction, EventKindPayout, EventKindMandate:
-	default:
-		return nil
-	}
-	state := ev.State()
-	if state != EventSucceeded && state != EventFailed {
-		return nil
-	}
-	o := &Outcome{
-		ClientReference: ev.Reference(),
-		State:           state,
-		Code:            ev.Code(),
-		Source:          SourceCallback,
-		Event:           ev,
-	}
-	switch c := ev.(type) {
-	case *TransactionCallback:
-		o.TransactionID, o.ExternalTransactionID = c.Data.TransactionID, c.Data.ExternalTransactionID
-		o.Amount, o.Charges = int64(c.Data.Amount), int64(c.Data.Charges)
-	case *PayoutCallback:
-		o.TransactionID, o.ExternalTransactionID = c.Data.TransactionID, c.Data.ExternalTransactionID
-		o.Amount, o.Charges = int64(c.Data.Amount), int64(c.Data.Charges)
-	case *MandateCallback:
-		o.TransactionID = c.ServicePreapprovalID
-	}
-	return o
-}
-
-// Handler returns an http.Handler for the callback URLs that parses each callback,
-// records it with its raw body in the Tracker's store (deduplicated across every
-// instance sharing the store: a redelivery already handled is answered 200, one being
-// handled elsewhere 503 "retry later") and delivers it to the Tracker (see
-// NewWebhookHandler for the answers it gives). Give it WithStatusCheckConfirmation so
-// that a forged callback cannot resolve an Await.
+// Handler returns an http.Handler for the callback URLs (see NewWebhookHandler for the
+// answers it gives). It confirms every callback claiming a final state with the status
+// check through the Tracker's client and settles the status check's truth: a forged
+// success or a forged failure settles nothing, and its sender is told 403 (contradicted)
+// or 503 (not confirmed yet). It records each callback with its raw body in the
+// Tracker's store, deduplicated across every instance sharing the store: a redelivery
+// already handled is answered 200, one being handled elsewhere 503 "retry later".
+// Options add to this (WithDedupe, WithWebhookLogger); a WithStatusCheckConfirmation
+// among them replaces the Tracker's client.
 func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
 	stored := withCallbackStore(t.store, t.opts.Owner, t.opts.Clock, t.opts.Lease)
-	return NewWebhookHandler(t.Deliver, append([]WebhookOption{stored}, opts...)...)
+	base := []WebhookOption{stored, WithStatusCheckConfirmation(t.client)}
+	return NewWebhookHandler(t.Deliver, append(base, opts...)...)
 }
 
 // settle records a final outcome in the store under its rules of precedence (the first
@@ -642,65 +551,4 @@ func (t *Tracker) purgeIfDue(ctx context.Context) {
 	if _, err := t.store.Purge(ctx, now.Add(-t.opts.Retention)); err != nil {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker purge failed", slog.String("error", err.Error()))
 	}
-}
-
-// statusOutcome asks the status check of kind about clientReference and returns what it
-// says as an Outcome (Source SourceStatusCheck, At unset).
-func statusOutcome(ctx context.Context, c *Client, kind Kind, clientReference string) (*Outcome, error) {
-	o := &Outcome{Kind: kind, ClientReference: clientReference, Source: SourceStatusCheck}
-	var st interface {
-		IsFinal() bool
-		Succeeded() bool
-	}
-	switch kind {
-	case KindReceive:
-		r, err := c.Payments.ReceiveStatus(ctx, clientReference)
-		if err != nil {
-			return nil, err
-		}
-		st, o.Code = r, r.ResponseCode
-		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.ExternalTransactionID
-		o.Amount, o.Charges = r.Amount, r.Charges
-	case KindDirectDebit:
-		r, err := c.Mandates.ChargeStatus(ctx, clientReference)
-		if err != nil {
-			return nil, err
-		}
-		st, o.Code = r, r.ResponseCode
-		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.ExternalTransactionID
-		o.Amount, o.Charges = int64(r.Amount), int64(r.Charges)
-	case KindSend:
-		r, err := c.Payouts.SendStatus(ctx, clientReference)
-		if err != nil {
-			return nil, err
-		}
-		st, o.Code = r, r.ResponseCode
-		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.NetworkTransactionID
-		o.Amount, o.Charges = r.Amount, r.Fees
-	case KindBankTransfer:
-		r, err := c.Payouts.BankTransferStatus(ctx, &BankTransferStatusParams{ClientReference: clientReference})
-		if err != nil {
-			return nil, err
-		}
-		st, o.Code = r, r.ResponseCode
-		o.TransactionID, o.ExternalTransactionID = r.TransactionID, r.NetworkTransactionID
-		o.Amount, o.Charges = int64(r.Amount), int64(r.Fees)
-	case KindMandate:
-		m, err := c.Mandates.Status(ctx, clientReference)
-		if err != nil {
-			return nil, err
-		}
-		st, o.TransactionID = m, m.ServicePreApprovalID
-	default:
-		return nil, invalid("kind", fmt.Sprintf("unknown kind %q", kind))
-	}
-	switch {
-	case st.Succeeded():
-		o.State = EventSucceeded
-	case st.IsFinal():
-		o.State = EventFailed
-	default:
-		o.State = EventPending
-	}
-	return o, nil
 }

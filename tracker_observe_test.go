@@ -69,9 +69,10 @@ func TestTrackerObserverIsToldOfCallbacksStatusChecksAndSettlements(t *testing.T
 	})
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv_missing", fixtureResponder(t, http.StatusUnauthorized, "errors/unauthorized.json"))
 
-	// A callback settles a movement before anyone awaits it; its duplicate settles nothing.
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json")))
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json")))
+	// A callback settles a movement before anyone awaits it; its duplicate is deduplicated.
+	registerStatus(t, mock, "/v1/payments/order1042", "confirm/receive_status_order1042.json")
+	require.Equal(t, http.StatusOK, post(t, tr.Handler(), fixture(t, "events/transaction_success.json")).Code)
+	require.Equal(t, http.StatusOK, post(t, tr.Handler(), fixture(t, "events/transaction_success.json")).Code)
 	// No callback: the status check says pending, then failed.
 	result := awaitAsync(context.Background(), tr, KindSend, "refund1040")
 	clock.waitTimers(1)
@@ -89,8 +90,8 @@ func TestTrackerObserverIsToldOfCallbacksStatusChecksAndSettlements(t *testing.T
 
 	assert.Equal(t, []string{
 		`callback transaction order1042 succeeded`,
-		`settled "" order1042 succeeded by callback; pending 0`,
-		`callback transaction order1042 succeeded`,
+		`settled "receive" order1042 succeeded by callback; pending 0`, // the kind the status check confirmed
+		// The duplicate is answered by the handler's dedupe: it reaches no Tracker.
 		`status check send refund1040 pending`,
 		`status check send refund1040 failed`,
 		`settled "send" refund1040 failed by status_check; pending 0`,
@@ -99,7 +100,9 @@ func TestTrackerObserverIsToldOfCallbacksStatusChecksAndSettlements(t *testing.T
 }
 
 func TestTrackerStatsCountPendingMovementsAndTheAgeOfTheOldest(t *testing.T) {
-	tr, _, clock := newTestTracker(t, TrackerOptions{})
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	registerStatus(t, mock, "/v1/payments/order1042", "confirm/receive_status_order1042.json")
+	registerStatus(t, mock, "/v1/payments/payout2001", "confirm/send_status_payout2001.json")
 	assert.Equal(t, TrackerStats{}, stats(t, tr))
 
 	require.NoError(t, tr.Track(context.Background(), KindReceive, "order1042"))
@@ -108,9 +111,9 @@ func TestTrackerStatsCountPendingMovementsAndTheAgeOfTheOldest(t *testing.T) {
 	clock.Advance(time.Minute)
 	assert.Equal(t, TrackerStats{Pending: 2, OldestPendingAge: 4 * time.Minute}, stats(t, tr))
 
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json"))) // settles order1042
+	post(t, tr.Handler(), fixture(t, "events/transaction_success.json")) // settles order1042
 	assert.Equal(t, TrackerStats{Pending: 1, OldestPendingAge: time.Minute}, stats(t, tr))
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_failed_2001.json"))) // settles payout2001
+	post(t, tr.Handler(), fixture(t, "events/send_failed_2001.json")) // settles payout2001
 	assert.Equal(t, TrackerStats{}, stats(t, tr))
 }
 

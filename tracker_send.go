@@ -80,7 +80,7 @@ func trackThenSend[T any](ctx context.Context, t *Tracker, kind Kind, clientRefe
 		return nil, ErrAlreadyTracked
 	}
 	r, err := send()
-	if err == nil || errors.Is(err, ErrOutcomeUnknown) || !refused(err) {
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) || !moveRefused(err) {
 		return r, err // accepted, or unknown: the callback or the status check will say
 	}
 	key, _ := KeyOf(kind, clientReference)
@@ -95,9 +95,9 @@ func trackThenSend[T any](ctx context.Context, t *Tracker, kind Kind, clientRefe
 	return nil, err
 }
 
-// refused reports whether err says for certain that the movement's request moved
+// moveRefused reports whether err says for certain that the movement's request moved
 // nothing: the service refused it, or it was invalid and never sent.
-func refused(err error) bool {
+func moveRefused(err error) bool {
 	var apiErr *APIError
 	var invalid *ValidationError
 	return errors.As(err, &apiErr) || errors.As(err, &invalid)

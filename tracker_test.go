@@ -3,11 +3,14 @@ package billing
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,11 +130,12 @@ func newTestTracker(t *testing.T, opts TrackerOptions) (*Tracker, *httpmock.Mock
 
 func TestTrackerReturnsAtOnceWhenTheCallbackArrives(t *testing.T) {
 	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	registerStatus(t, mock, "/v1/payments/order1042", "confirm/receive_status_order1042.json")
 	result := awaitAsync(context.Background(), tr, KindReceive, "order1042")
 	clock.waitTimers(1)
 	assert.Equal(t, []time.Duration{5 * time.Minute}, clock.asked(), "the callback wait defaults to the spec's five minutes")
 
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "transaction_success.json")))
+	assert.Equal(t, http.StatusOK, post(t, tr.Handler(), fixture(t, "events/transaction_success.json")).Code)
 	r := <-result
 	require.NoError(t, r.err)
 	o := r.outcome
@@ -146,12 +150,14 @@ func TestTrackerReturnsAtOnceWhenTheCallbackArrives(t *testing.T) {
 	assert.Equal(t, int64(50), o.Charges)
 	assert.IsType(t, &TransactionCallback{}, o.Event)
 	assert.Equal(t, clock.Now(), o.At)
-	assert.Zero(t, mock.GetTotalCallCount(), "no status check when the callback came in time")
+	assert.Equal(t, 1, mock.GetTotalCallCount(), "one status check confirms the callback; no polling")
 }
 
 func TestTrackerKeepsACallbackThatArrivesBeforeAwait(t *testing.T) {
 	tr, mock, _ := newTestTracker(t, TrackerOptions{})
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_failed_4075.json")))
+	registerStatus(t, mock, "/v1/payments/payout4075", "confirm/send_status_payout4075.json")
+	h := tr.Handler()
+	assert.Equal(t, http.StatusOK, post(t, h, fixture(t, "events/send_failed_4075.json")).Code)
 	o, err := tr.Await(context.Background(), KindSend, "payout4075")
 	require.NoError(t, err)
 	assert.True(t, o.Failed())
@@ -160,12 +166,14 @@ func TestTrackerKeepsACallbackThatArrivesBeforeAwait(t *testing.T) {
 	assert.Empty(t, o.ExternalTransactionID)
 
 	// The same payout callback shape resolves a bank transfer too.
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_to_bank_success.json")))
+	registerStatus(t, mock, "/v1/payments/supplier88", "404")
+	registerStatus(t, mock, "/v1/merchants/2020202/transactions/status", "confirm/bank_status_supplier88.json")
+	assert.Equal(t, http.StatusOK, post(t, h, fixture(t, "events/send_to_bank_success.json")).Code)
 	o, err = tr.Await(context.Background(), KindBankTransfer, "supplier88")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
 	assert.Equal(t, int64(100000), o.Amount)
-	assert.Zero(t, mock.GetTotalCallCount())
+	assert.Equal(t, 3, mock.GetTotalCallCount(), "the confirmations only: the Awaits needed no status check")
 }
 
 func TestTrackerFallsBackToTheStatusCheckAfterTheWait(t *testing.T) {
@@ -314,52 +322,64 @@ func TestTrackerAwaitEndsWithItsContext(t *testing.T) {
 
 func TestTrackerNeverDowngradesASuccess(t *testing.T) {
 	var logs bytes.Buffer
-	tr, _, _ := newTestTracker(t, TrackerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	success := parseFixture(t, "transaction_success.json")
-	late := `{"ResponseCode":"2001","Message":"failed","Data":{"ClientReference":"order1042","Amount":0,"PaymentDate":"x"}}`
-	failure, err := ParseEvent([]byte(late))
-	require.NoError(t, err)
+	tr, mock, _ := newTestTracker(t, TrackerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	h := tr.Handler()
+	registerStatus(t, mock, "/v1/payments/order1042", "confirm/receive_status_order1042.json")
+	success := fixture(t, "events/transaction_success.json")
+	late := []byte(`{"ResponseCode":"2001","Message":"failed","Data":{"ClientReference":"order1042","Amount":0,"PaymentDate":"x"}}`)
 
-	require.NoError(t, tr.Deliver(context.Background(), success))
-	require.NoError(t, tr.Deliver(context.Background(), success)) // a duplicate
-	require.NoError(t, tr.Deliver(context.Background(), failure)) // out of order, or forged
+	assert.Equal(t, http.StatusOK, post(t, h, success).Code)
+	assert.Equal(t, http.StatusOK, post(t, h, success).Code) // a duplicate
+	assert.Equal(t, http.StatusForbidden, post(t, h, late).Code, "out of order, or forged: the status check says paid")
 	o, err := tr.Await(context.Background(), KindReceive, "order1042")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
 	assert.Equal(t, int64(5000), o.Amount)
+
+	// Even a failure the status check confirms later (the service changed its mind)
+	// does not undo a success.
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/order1042", fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json"))
+	assert.Equal(t, http.StatusOK, post(t, h, late).Code)
+	o, err = tr.Await(context.Background(), KindReceive, "order1042")
+	require.NoError(t, err)
+	assert.True(t, o.Succeeded())
 	assert.Contains(t, logs.String(), "a failure reported after a success was ignored")
 
 	// A failure followed by a success: the success stands.
-	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "send_failed_2001.json")))
+	registerStatus(t, mock, "/v1/payments/payout2001", "confirm/send_status_payout2001.json")
+	assert.Equal(t, http.StatusOK, post(t, h, fixture(t, "events/send_failed_2001.json")).Code)
 	o, err = tr.Await(context.Background(), KindSend, "payout2001")
 	require.NoError(t, err)
 	assert.True(t, o.Failed())
-	recovered := `{"ResponseCode":"0000","Data":{"ClientReference":"payout2001","Amount":20,"AmountDebited":21}}`
-	ev, err := ParseEvent([]byte(recovered))
-	require.NoError(t, err)
-	require.NoError(t, tr.Deliver(context.Background(), ev))
+	registerStatus(t, mock, "/v1/payments/payout2001", "payouts/send_status_success.json")
+	recovered := []byte(`{"ResponseCode":"0000","Data":{"ClientReference":"payout2001","AmountDebited":21}}`)
+	assert.Equal(t, http.StatusOK, post(t, h, recovered).Code)
 	o, err = tr.Await(context.Background(), KindSend, "payout2001")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
 
 	// A pending callback and other events change nothing.
-	pending, err := ParseEvent([]byte(`{"ResponseCode":"0001","Message":"pending","Data":{"ClientReference":"order1042","PaymentDate":"x"}}`))
-	require.NoError(t, err)
-	require.NoError(t, tr.Deliver(context.Background(), pending))
+	calls := mock.GetTotalCallCount()
+	require.NoError(t, tr.Deliver(context.Background(), mustParse(t, []byte(`{"ResponseCode":"0001","Message":"pending","Data":{"ClientReference":"order1042","PaymentDate":"x"}}`))))
 	require.NoError(t, tr.Deliver(context.Background(), parseFixture(t, "payment_succeeded.json")))
 	o, err = tr.Await(context.Background(), KindReceive, "order1042")
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
+	assert.Equal(t, calls, mock.GetTotalCallCount())
 }
 
 func TestTrackerAStatusCheckFailureAfterACallbackSuccessChangesNothing(t *testing.T) {
 	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	h := tr.Handler()
+	var calls atomic.Int32
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1045", func(r *http.Request) (*http.Response, error) {
-		// The success callback lands while the status check is in flight.
+		if calls.Add(1) > 1 {
+			return fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json")(r) // the confirmation
+		}
+		// The success callback lands, and is confirmed, while the status check is in
+		// flight; the status check then answers what it read before.
 		ok := `{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1045","Amount":25,"PaymentDate":"x"}}`
-		ev, err := ParseEvent([]byte(ok))
-		require.NoError(t, err)
-		require.NoError(t, tr.Deliver(context.Background(), ev))
+		assert.Equal(t, http.StatusOK, post(t, h, []byte(ok)).Code)
 		return fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json")(r)
 	})
 	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1045")
@@ -492,7 +512,9 @@ func TestTrackerRefusesBadInputWithoutARequest(t *testing.T) {
 }
 
 func TestTrackerHandlerFeedsTheTracker(t *testing.T) {
-	tr, _, clock := newTestTracker(t, TrackerOptions{})
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	registerStatus(t, mock, "/v1/payments/debitMarch2025", "404")
+	registerStatus(t, mock, "/v1/payments/direct-debit/status/debitMarch2025", "confirm/charge_status_debitMarch2025.json")
 	h := tr.Handler(WithDedupe(0))
 	result := awaitAsync(context.Background(), tr, KindDirectDebit, "debitMarch2025")
 	clock.waitTimers(1)
@@ -520,16 +542,14 @@ func TestTrackerThousandConcurrentAwaits(t *testing.T) {
 	}
 	clock.waitTimers(n)
 	// Half are resolved by callbacks, delivered concurrently; the rest by the status check.
+	h := tr.Handler()
 	var wg sync.WaitGroup
 	for i := 0; i < n; i += 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			body := fmt.Sprintf(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"ref%d","Amount":25,"PaymentDate":"x"}}`, i)
-			ev, err := ParseEvent([]byte(body))
-			if assert.NoError(t, err) {
-				require.NoError(t, tr.Deliver(context.Background(), ev))
-			}
+			assert.Equal(t, http.StatusOK, post(t, h, []byte(body)).Code)
 		}()
 	}
 	wg.Wait()
@@ -545,11 +565,12 @@ func TestTrackerThousandConcurrentAwaits(t *testing.T) {
 		}
 		assert.Equal(t, want, r.outcome.Source, "ref%d", i)
 	}
-	assert.LessOrEqual(t, mock.GetTotalCallCount(), n/2, "a status check only where no callback came")
+	assert.Equal(t, n, mock.GetTotalCallCount(), "one status check a movement: the callback's confirmation, or the poll")
 }
 
 func TestTrackerMemoryIsBounded(t *testing.T) {
-	tr, _, clock := newTestTracker(t, TrackerOptions{MaxTracked: 100, Retention: time.Hour})
+	tr, mock, clock := newTestTracker(t, TrackerOptions{MaxTracked: 100, Retention: time.Hour})
+	mock.RegisterRegexpResponder(http.MethodGet, regexp.MustCompile(`/v1/payments/\w+$`), fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
 	store := tr.store.(*memoryStore)
 	held := func() int {
 		store.mu.Lock()
@@ -588,4 +609,25 @@ func TestTrackerMemoryIsBounded(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.True(t, r.outcome.Succeeded())
 	assert.LessOrEqual(t, held(), 100)
+}
+
+// A reference no movement can have (too long, a character no client reference takes)
+// is refused by Track and Await, and a callback carrying one is dropped: it costs no
+// memory and no status check.
+func TestTrackerRefusesImpossibleReferences(t *testing.T) {
+	tr, mock, _ := newTestTracker(t, TrackerOptions{})
+	for _, ref := range []string{strings.Repeat("r", 1<<20), "../v1/payouts", "a b", strings.Repeat("a", 37)} {
+		var v *ValidationError
+		require.ErrorAs(t, tr.Track(context.Background(), KindSend, ref), &v)
+		_, err := tr.Await(context.Background(), KindSend, ref)
+		require.ErrorAs(t, err, &v)
+		body, err := json.Marshal(map[string]any{"ResponseCode": "0000", "Data": map[string]any{"ClientReference": ref, "AmountDebited": 1}})
+		require.NoError(t, err)
+		require.ErrorAs(t, tr.Deliver(context.Background(), mustParse(t, body)), &v)
+	}
+	n, _, err := tr.store.Pending(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	assert.Zero(t, mock.GetTotalCallCount())
 }

@@ -18,9 +18,13 @@ func (m Metadata) validate(field string) error {
 			return invalid(field, "keys must not be empty")
 		}
 		switch x := v.(type) {
-		case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32:
+		case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		case float32:
+			if !finite(float64(x)) {
+				return invalid(field+"."+k, "must be a finite number")
+			}
 		case float64:
-			if math.IsNaN(x) || math.IsInf(x, 0) {
+			if !finite(x) {
 				return invalid(field+"."+k, "must be a finite number")
 			}
 		default:
@@ -28,6 +32,23 @@ func (m Metadata) validate(field string) error {
 		}
 	}
 	return nil
+}
+
+// finite reports whether x is a number JSON can carry: not NaN, not infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// referenceString checks the client reference a metadata map carries under key, as the
+// wire will carry it: a string obeying rule. A missing key passes.
+func (m Metadata) referenceString(field, key string, rule func(field, v string) error) error {
+	x, ok := m[key]
+	if !ok {
+		return nil
+	}
+	v, isString := x.(string)
+	if !isString {
+		return invalid(field, fmt.Sprintf("must be a string, not %T", x))
+	}
+	return rule(field, v)
 }
 
 // firstError returns the first non-nil error. Params validators list their rules with it.

@@ -412,14 +412,22 @@ func TestWebhookHandlerDedupe(t *testing.T) {
 
 func TestSeenSetStaysBounded(t *testing.T) {
 	s := newSeenSet(100)
+	handle := func(key string, handled bool) seenState {
+		st := s.begin(key)
+		if st == seenNew {
+			s.end(key, handled)
+		}
+		return st
+	}
 	for i := range 10_000 {
-		require.True(t, s.add(fmt.Sprint(i)))
+		require.Equal(t, seenNew, handle(fmt.Sprint(i), true))
 	}
 	assert.Len(t, s.keys, 100)
-	assert.False(t, s.add("9999"))
-	assert.True(t, s.add("0"))
-	s.forget("0")
-	assert.True(t, s.add("0"))
+	assert.Empty(t, s.inFlight)
+	assert.Equal(t, seenHandled, handle("9999", true))
+	assert.Equal(t, seenNew, handle("0", false), "the oldest was forgotten")
+	assert.Equal(t, seenNew, handle("0", true), "a failed handling is not remembered")
+	assert.Equal(t, seenHandled, handle("0", true))
 	assert.LessOrEqual(t, len(s.keys), 100)
 }
 
@@ -442,7 +450,7 @@ func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
 	w := post(t, h, forged)
 	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "the receive is unpaid: not now, maybe later")
 	assert.Equal(t, "60", w.Header().Get("Retry-After"))
-	assert.Contains(t, w.Body.String(), "still pending")
+	assert.Contains(t, logs.String(), "still pending", "the reason is logged, not told to the sender")
 	assert.Zero(t, rec.calls.Load(), "a forged success never reaches the function")
 	assert.Contains(t, logs.String(), "billing webhook claiming success refused")
 	assert.Contains(t, logs.String(), "reference=rcv1044")
@@ -456,7 +464,7 @@ func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/direct-debit/status/nosuchref", fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
 	w = post(t, h, []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"nosuchref","PaymentDate":"x"}}`))
 	assert.Equal(t, http.StatusForbidden, w.Code)
-	assert.Contains(t, w.Body.String(), "no status check knows")
+	assert.Contains(t, logs.String(), "no status check knows")
 	assert.Zero(t, rec.calls.Load())
 }
 
@@ -484,10 +492,18 @@ func TestStatusCheckConfirmationOfEveryShape(t *testing.T) {
 	}{
 		{"direct debit after the receive check knows nothing", "events/direct_debit_success.json", map[string]string{
 			"/v1/payments/debitMarch2025":                     "404",
-			"/v1/payments/direct-debit/status/debitMarch2025": "mandates/charge_status_paid.json",
+			"/v1/payments/direct-debit/status/debitMarch2025": "confirm/charge_status_debitMarch2025.json",
 		}, http.StatusOK},
+		{"direct debit whose amount differs", "events/direct_debit_success.json", map[string]string{
+			"/v1/payments/debitMarch2025":                     "404",
+			"/v1/payments/direct-debit/status/debitMarch2025": "mandates/charge_status_paid.json",
+		}, http.StatusForbidden},
 		{"send", "events/send_success.json", map[string]string{
-			"/v1/payments/refund1042": "payouts/send_status_success.json",
+			"/v1/payments/refund1042": "confirm/send_status_refund1042.json",
+		}, http.StatusOK},
+		{"bank transfer", "events/send_to_bank_success.json", map[string]string{
+			"/v1/payments/supplier88":                   "404",
+			"/v1/merchants/2020202/transactions/status": "confirm/bank_status_supplier88.json",
 		}, http.StatusOK},
 		{"bank transfer still pending", "events/send_to_bank_success.json", map[string]string{
 			"/v1/payments/supplier88":                   "404",
@@ -498,10 +514,13 @@ func TestStatusCheckConfirmationOfEveryShape(t *testing.T) {
 			"/v1/merchants/2020202/transactions/status": "payouts/bank_status_failed.json",
 		}, http.StatusForbidden},
 		{"mandate", "events/mandate_approved.json", map[string]string{
-			"/v1/mandates/preapproval/mandate2025ama/status": "mandates/status_approved.json",
+			"/v1/mandates/preapproval/mandate2025ama/status": "confirm/mandate_status_mandate2025ama.json",
 		}, http.StatusOK},
+		{"mandate of another pre-approval id", "events/mandate_approved.json", map[string]string{
+			"/v1/mandates/preapproval/mandate2025ama/status": "mandates/status_approved.json",
+		}, http.StatusForbidden},
 		{"checkout paid", "events/payment_succeeded.json", map[string]string{
-			"/v1/payments/ref_7Q2K9XW4LM": "payments/checkout_paid_mobile_money.json",
+			"/v1/payments/ref_7Q2K9XW4LM": "confirm/checkout_get_ref_7Q2K9XW4LM.json",
 		}, http.StatusOK},
 		{"checkout still pending", "events/payment_succeeded.json", map[string]string{
 			"/v1/payments/ref_7Q2K9XW4LM": "payments/checkout_created.json",
@@ -512,7 +531,12 @@ func TestStatusCheckConfirmationOfEveryShape(t *testing.T) {
 		{"checkout unknown", "events/payment_succeeded.json", map[string]string{
 			"/v1/payments/ref_7Q2K9XW4LM": "404",
 		}, http.StatusForbidden},
-		{"a failure needs no confirmation", "events/send_failed_4075.json", nil, http.StatusOK},
+		{"a failure is confirmed too", "events/send_failed_4075.json", map[string]string{
+			"/v1/payments/payout4075": "confirm/send_status_payout4075.json",
+		}, http.StatusOK},
+		{"a failure the status check calls a success is refused", "events/send_failed_4075.json", map[string]string{
+			"/v1/payments/payout4075": "payouts/send_status_success.json",
+		}, http.StatusForbidden},
 		{"a trial start needs none", "events/subscription_trial.json", nil, http.StatusOK},
 	}
 	for _, tt := range tests {
@@ -563,4 +587,206 @@ func TestCallbackWithConnectionErrorCodeIsPendingNotFailed(t *testing.T) {
 		assert.Equal(t, EventPending, ev.State(), "0005 says the state is unknown: %s", body)
 		assert.Equal(t, CodeConnectionError, ev.Code())
 	}
+}
+
+// The sender of a callback is not authenticated: a refusal tells it what to do (deliver
+// again, or not), never the merchant's internal addresses or errors. Those go to the log.
+func TestWebhookRefusalsQuoteNoInternalError(t *testing.T) {
+	h, rec, mock, logs := confirmingHandler(t)
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044",
+		httpmock.NewErrorResponder(errors.New("dial tcp 10.1.2.3:8443: connection refused")))
+	forged := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","PaymentDate":"x"}}`)
+
+	w := post(t, h, forged)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	for _, secret := range []string{"10.1.2.3", "api.billing.test", "connection refused", "dial"} {
+		assert.NotContains(t, w.Body.String(), secret)
+		assert.Contains(t, logs.String(), secret, "the detail is logged for the merchant")
+	}
+	assert.Zero(t, rec.calls.Load())
+
+	w = post(t, h, []byte(`{"event":"<script>","data":{}}`))
+	assert.Equal(t, http.StatusBadRequest, w.Code)
+	assert.NotContains(t, w.Body.String(), "script", "the refusal does not echo the sender's input")
+}
+
+// A redelivery that arrives while the first copy is still being handled is answered
+// "retry later", never "done": the first copy may yet fail, and then the event would be
+// lost. The key is recorded only once the function returned nil.
+func TestWebhookDedupeAnswersAnInFlightDuplicateRetryLater(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan error)
+	var calls atomic.Int64
+	h := NewWebhookHandler(func(context.Context, Event) error {
+		if calls.Add(1) == 1 {
+			close(entered)
+			return <-release
+		}
+		return nil
+	}, WithDedupe(0))
+	body := fixture(t, "events/send_success.json")
+
+	first := make(chan int)
+	go func() { first <- post(t, h, body).Code }()
+	<-entered
+	w := post(t, h, body)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "the first copy is still in flight")
+	assert.NotEmpty(t, w.Header().Get("Retry-After"))
+
+	release <- errors.New("the order database is down")
+	assert.Equal(t, http.StatusInternalServerError, <-first)
+	assert.Equal(t, http.StatusOK, post(t, h, body).Code, "the redelivery is handled: nothing was lost")
+	assert.EqualValues(t, 2, calls.Load())
+	assert.Equal(t, http.StatusOK, post(t, h, body).Code)
+	assert.EqualValues(t, 2, calls.Load(), "once handled, a redelivery is a duplicate")
+}
+
+// A panic in merchant code is a failed handling: 500, the key forgotten, so the
+// redelivery reaches the function again.
+func TestWebhookHandlerRecoversAPanicAndForgetsTheEvent(t *testing.T) {
+	var calls atomic.Int64
+	var logs bytes.Buffer
+	h := NewWebhookHandler(func(context.Context, Event) error {
+		if calls.Add(1) == 1 {
+			panic("nil order")
+		}
+		return nil
+	}, WithDedupe(0), WithWebhookLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	body := fixture(t, "events/transaction_success.json")
+
+	w := post(t, h, body)
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.NotContains(t, w.Body.String(), "nil order")
+	assert.Contains(t, logs.String(), "nil order")
+	assert.Equal(t, http.StatusOK, post(t, h, body).Code)
+	assert.EqualValues(t, 2, calls.Load(), "the event panicked once and was handled on redelivery")
+}
+
+// registerStatus answers GET path with the fixture name, or 404 for "404".
+func registerStatus(t *testing.T, mock *httpmock.MockTransport, path, name string) {
+	t.Helper()
+	if name == "404" {
+		mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
+		return
+	}
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusOK, name))
+}
+
+// A forged failure is as costly as a forged success: a merchant told a payout failed pays
+// it again. With confirmation, a callback claiming failure reaches the function only once
+// the status check says failed too; until then it is "retry later".
+func TestStatusCheckConfirmationConfirmsFailuresToo(t *testing.T) {
+	forgedFailure := []byte(`{"ResponseCode":"2001","Data":{"AmountDebited":0,"TransactionId":"snd_9d3e7a1b","ClientReference":"refund1040",
+		"Amount":150.00,"Charges":1.50,"RecipientName":null}}`)
+	h, rec, mock, logs := confirmingHandler(t, WithDedupe(0))
+	registerStatus(t, mock, "/v1/payments/refund1040", "payouts/send_status_pending.json")
+
+	w := post(t, h, forgedFailure)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "the payout is still pending: nothing is final yet")
+	assert.Equal(t, "60", w.Header().Get("Retry-After"))
+	assert.Zero(t, rec.calls.Load(), "merchant code never hears of a failure the service does not report")
+	assert.Contains(t, logs.String(), "still pending")
+
+	// The payout succeeded after all: the failure is contradicted.
+	registerStatus(t, mock, "/v1/payments/refund1040", "payouts/send_status_success.json")
+	assert.Equal(t, http.StatusForbidden, post(t, h, forgedFailure).Code)
+	assert.Zero(t, rec.calls.Load())
+
+	// A failure the status check confirms reaches the function, with the status check's
+	// code.
+	h, rec, mock, _ = confirmingHandler(t, WithDedupe(0))
+	registerStatus(t, mock, "/v1/payments/refund1041", "payouts/send_status_failed.json")
+	failure := []byte(`{"ResponseCode":"2001","Data":{"AmountDebited":0,"TransactionId":"snd_2b8c4f6e","ClientReference":"refund1041",
+		"Amount":150.00,"Charges":1.50,"RecipientName":null}}`)
+	assert.Equal(t, http.StatusOK, post(t, h, failure).Code)
+	require.EqualValues(t, 1, rec.calls.Load())
+	assert.Equal(t, EventFailed, rec.last().State())
+	assert.Equal(t, CodeInsufficientBalance, rec.last().Code(), "the status check's truth, not the callback's claim")
+}
+
+// A forged failure for a pending payout, through a Tracker's handler: merchant code is
+// not called, the outcome is not settled, and once the status check says success the
+// Await reports success, so the payout is never sent twice.
+func TestTrackerIgnoresAForgedFailureOfAPendingPayout(t *testing.T) {
+	tr, mock, clock := newTestTracker(t, TrackerOptions{})
+	registerStatus(t, mock, "/v1/payments/refund1040", "payouts/send_status_pending.json")
+	h := tr.Handler(WithDedupe(0))
+	result := awaitAsync(context.Background(), tr, KindSend, "refund1040")
+	clock.waitTimers(1)
+
+	forged := []byte(`{"ResponseCode":"4075","Data":{"AmountDebited":0,"TransactionId":"snd_9d3e7a1b","ClientReference":"refund1040",
+		"Amount":150.00,"Charges":1.50,"RecipientName":null}}`)
+	assert.Equal(t, http.StatusServiceUnavailable, post(t, h, forged).Code)
+	assert.Empty(t, result, "the forged failure settled nothing")
+
+	// Fed straight to Deliver, it is confirmed the same way: the status check still says
+	// pending, so Deliver says "not yet" and settles nothing.
+	calls := mock.GetTotalCallCount()
+	require.ErrorIs(t, tr.Deliver(context.Background(), mustParse(t, forged)), ErrStillPending)
+	assert.Equal(t, calls+1, mock.GetTotalCallCount(), "one status check confirmed it")
+	assert.Empty(t, result, "and settled nothing")
+
+	// A forged failure the status check contradicts is refused outright.
+	registerStatus(t, mock, "/v1/payments/refund1040", "payouts/send_status_success.json")
+	require.ErrorIs(t, tr.Deliver(context.Background(), mustParse(t, forged)), ErrUnconfirmed)
+
+	clock.Advance(5 * time.Minute)
+	r := <-result
+	require.NoError(t, r.err)
+	assert.True(t, r.outcome.Succeeded(), "the payout succeeded: the merchant must not send it again")
+}
+
+func mustParse(t *testing.T, body []byte) Event {
+	t.Helper()
+	ev, err := ParseEvent(body)
+	require.NoError(t, err)
+	return ev
+}
+
+// What merchant code receives for a confirmed event is the status check's truth; a
+// callback whose amount or transaction id disagrees with it is refused, and refusing it
+// never marks the genuine event as seen.
+func TestStatusCheckConfirmationHandsOverTheTruth(t *testing.T) {
+	h, rec, mock, logs := confirmingHandler(t, WithDedupe(0))
+	registerStatus(t, mock, "/v1/payments/rcv1044", "payments/receive_status_paid.json") // 25.00, rcv_6a2f9e1c
+
+	inflated := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","Amount":1000000.00,"TransactionId":"rcv_6a2f9e1c","PaymentDate":"x"}}`)
+	assert.Equal(t, http.StatusForbidden, post(t, h, inflated).Code, "the receive paid 25.00, not 1,000,000")
+	assert.Contains(t, logs.String(), "amount")
+	otherTx := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","Amount":25.00,"TransactionId":"rcv_other","PaymentDate":"x"}}`)
+	assert.Equal(t, http.StatusForbidden, post(t, h, otherTx).Code)
+	assert.Zero(t, rec.calls.Load())
+
+	genuine := []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"rcv1044","Amount":25.00,"Charges":0,"TransactionId":"rcv_6a2f9e1c","PaymentDate":"x"}}`)
+	assert.Equal(t, http.StatusOK, post(t, h, genuine).Code, "the forgeries did not make the genuine callback a duplicate")
+	require.EqualValues(t, 1, rec.calls.Load())
+	got := rec.last().(*TransactionCallback)
+	assert.Equal(t, DecimalAmount(2500), got.Data.Amount)
+	assert.Equal(t, DecimalAmount(25), got.Data.Charges, "the status check's charges, not the callback's 0")
+	assert.Equal(t, "MM2501011200", got.Data.ExternalTransactionID, "filled from the status check")
+	assert.Equal(t, CodeSuccess, got.Code())
+}
+
+// A checkout webhook is confirmed by Payments.Get: the payment handed over is the one the
+// service holds, and a webhook carrying another amount, currency or metadata is refused.
+func TestStatusCheckConfirmationOfACheckoutHandsOverTheServicesPayment(t *testing.T) {
+	webhook := string(fixture(t, "events/payment_succeeded.json"))
+	for name, forged := range map[string]string{
+		"metadata": strings.Replace(webhook, `"orderId": "1042"`, `"orderId": "9999"`, 1),
+		"amount":   strings.Replace(webhook, `"amount": 5000`, `"amount": 500000`, 1),
+		"currency": strings.Replace(webhook, `"currency": "GHS"`, `"currency": "USD"`, 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NotEqual(t, webhook, forged)
+			h, rec, mock, _ := confirmingHandler(t)
+			registerStatus(t, mock, "/v1/payments/ref_7Q2K9XW4LM", "confirm/checkout_get_ref_7Q2K9XW4LM.json")
+			assert.Equal(t, http.StatusForbidden, post(t, h, []byte(forged)).Code)
+			assert.Zero(t, rec.calls.Load())
+		})
+	}
+	h, rec, mock, _ := confirmingHandler(t)
+	registerStatus(t, mock, "/v1/payments/ref_7Q2K9XW4LM", "confirm/checkout_get_ref_7Q2K9XW4LM.json")
+	require.Equal(t, http.StatusOK, post(t, h, []byte(webhook)).Code)
+	got := rec.last().(*CheckoutEvent)
+	assert.Equal(t, "pay_9a8b7c6d5e4f3a2b1c0d9e8f", got.Data.ID)
+	assert.False(t, got.Data.CreatedAt.IsZero(), "the payment as Payments.Get returned it")
 }

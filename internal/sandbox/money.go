@@ -412,6 +412,20 @@ func (f *fields) msisdn(name string) (string, bool) {
 	return f.stringWhere(name, "an international number without +: 7 to 15 digits, e.g. 233241234567", isMSISDN)
 }
 
+// isMovementReference is the reference rule of receive and send: the provider takes
+// hyphens and underscores there (ORDER-2291-A), and merchants use them.
+func isMovementReference(s string) bool {
+	if s == "" || len(s) > 36 {
+		return false
+	}
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 func isClientReference(s string) bool {
 	if s == "" || len(s) > 36 {
 		return false
@@ -462,7 +476,7 @@ func readMobileMoney(f *fields, providers ...string) mobileMoneyRequest {
 	req.callbackURL, _ = f.callbackURL("callbackUrl")
 	req.metadata, _ = f.metadata("metadata")
 	req.clientReference = newReference()
-	if ref, given := metadataReference(f, req.metadata); given {
+	if ref, given := metadataReference(f, req.metadata, isMovementReference); given {
 		req.clientReference = ref
 	}
 	return req
@@ -470,15 +484,20 @@ func readMobileMoney(f *fields, providers ...string) mobileMoneyRequest {
 
 // metadataReference returns metadata.clientReference, the merchant reference of the
 // operations that carry theirs in metadata (checkout, receive, send). When given it must
-// be 1 to 36 letters and digits, like every client reference (SPEC "Limits").
-func metadataReference(f *fields, metadata map[string]any) (string, bool) {
+// pass valid: 1 to 36 letters and digits (SPEC "Limits"), with hyphens and underscores
+// too on receive and send.
+func metadataReference(f *fields, metadata map[string]any, valid func(string) bool) (string, bool) {
 	raw, given := metadata["clientReference"]
 	if !given {
 		return "", false
 	}
 	ref, ok := raw.(string)
-	if !ok || !isClientReference(ref) {
-		f.fail("metadata.clientReference", "metadata.clientReference must be 1 to 36 letters and digits")
+	if !ok || !valid(ref) {
+		rule := "1 to 36 letters and digits"
+		if valid("a-b_c") {
+			rule = "1 to 36 letters, digits, hyphens and underscores"
+		}
+		f.fail("metadata.clientReference", "metadata.clientReference must be %s", rule)
 		return "", false
 	}
 	return ref, true

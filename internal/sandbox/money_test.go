@@ -177,3 +177,23 @@ func serveRequest(h http.Handler, req *http.Request) *httptest.ResponseRecorder 
 	h.ServeHTTP(rec, req)
 	return rec
 }
+
+// A receive or a send takes a reference with hyphens and underscores, as the provider
+// does; a checkout's metadata reference keeps the spec's letters and digits.
+func TestMobileMoneyReferencesTakeHyphensAndUnderscores(t *testing.T) {
+	for _, ref := range []string{"ORDER-2291-A", "order_2291"} {
+		f := &fields{}
+		got, ok := metadataReference(f, map[string]any{"clientReference": ref}, isMovementReference)
+		if !ok || got != ref || f.err() != nil {
+			t.Errorf("%s: refused (%v)", ref, f.err())
+		}
+		f = &fields{}
+		if _, ok := metadataReference(f, map[string]any{"clientReference": ref}, isClientReference); ok || f.err() == nil {
+			t.Errorf("%s: a checkout reference took it", ref)
+		}
+	}
+	f := &fields{}
+	if _, ok := metadataReference(f, map[string]any{"clientReference": "order.1"}, isMovementReference); ok || f.err() == nil {
+		t.Error("order.1 was taken")
+	}
+}

@@ -140,7 +140,7 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
 		p.Metadata = m
 	}
 	// The reference the session is counted and found under (by the web SDK too).
-	metadataReference(f, p.Metadata)
+	metadataReference(f, p.Metadata, isClientReference)
 	payer := checkoutPayer(f)
 	if err := f.err(); err != nil {
 		writeError(w, err)

@@ -398,9 +398,9 @@ func TestReceiveRules(t *testing.T) {
 		{"description too long", map[string]any{"description": strings.Repeat("x", 256)}, "description", "at most 255"},
 		{"currency", map[string]any{"currency": "GH"}, "currency", "ISO 4217"},
 		{"callback relative", map[string]any{"callbackUrl": "/cb"}, "callbackUrl", "absolute http or https URL"},
-		{"reference too long", map[string]any{"metadata": map[string]any{"clientReference": strings.Repeat("a", 37)}}, "metadata.clientReference", "1 to 36 letters and digits"},
-		{"reference hyphen", map[string]any{"metadata": map[string]any{"clientReference": "a-1"}}, "metadata.clientReference", "letters and digits"},
-		{"reference number", map[string]any{"metadata": map[string]any{"clientReference": 12}}, "metadata.clientReference", "letters and digits"},
+		{"reference too long", map[string]any{"metadata": map[string]any{"clientReference": strings.Repeat("a", 37)}}, "metadata.clientReference", "1 to 36 letters, digits, hyphens and underscores"},
+		{"reference dot", map[string]any{"metadata": map[string]any{"clientReference": "a.1"}}, "metadata.clientReference", "letters, digits, hyphens and underscores"},
+		{"reference number", map[string]any{"metadata": map[string]any{"clientReference": 12}}, "metadata.clientReference", "letters, digits, hyphens and underscores"},
 		{"customer unknown", map[string]any{"customerId": "cust_nope"}, "customerId", "names no customer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,320 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+)
+
+// MaxEventBytes is the largest webhook or callback body the handler reads; a larger one
+// is answered 413.
+const MaxEventBytes = 1 << 20
+
+// DefaultDedupeSize is how many handled events WithDedupe remembers when given n <= 0.
+const DefaultDedupeSize = 10_000
+
+// WebhookOption configures NewWebhookHandler.
+type WebhookOption func(*webhookHandler)
+
+// WithDedupe makes the handler answer 200 to a redelivery of an event it has already
+// handled, without calling the function again. Events are the same when their kind,
+// reference, state and response code are, so a later different state of the same
+// reference (a failure after a pending notice, say) still reaches the function. The
+// handler remembers the last n events (DefaultDedupeSize when n <= 0), so memory stays
+// bounded. An event is remembered only once the function returned nil for it: one whose
+// handling failed or panicked is handled again when redelivered, and a redelivery that
+// arrives while the first copy is still being handled is answered 503 with Retry-After.
+func WithDedupe(n int) WebhookOption {
+	if n <= 0 {
+		n = DefaultDedupeSize
+	}
+	return func(h *webhookHandler) { h.seen = newSeenSet(n) }
+}
+
+// WithWebhookLogger sends the handler's logs to l: refused, unconfirmed and failed
+// events at warning level, duplicates at debug level. Without it the handler is silent.
+func WithWebhookLogger(l *slog.Logger) WebhookOption {
+	return func(h *webhookHandler) {
+		if l != nil {
+			h.logger = l
+		}
+	}
+}
+
+// WithStatusCheckConfirmation makes the handler confirm every event that claims a final
+// state, success or failure, against the matching status check through c before the
+// function sees it. The spec names no signature scheme, so nothing else proves that a
+// callback came from the service: a forged success could ship an unpaid order, and a
+// forged failure could make a merchant pay a payout twice.
+//
+// A transaction callback is checked with Payments.ReceiveStatus (then
+// Mandates.ChargeStatus when the service does not know the reference), a payout callback
+// with Payouts.SendStatus (then Payouts.BankTransferStatus), a mandate callback with
+// Mandates.Status, and a checkout event with Payments.Get. The function then receives the
+// status check's truth: the event with the state, code, amounts and ids the status check
+// reported (for a checkout event, the payment Payments.Get returned).
+//
+// An event the status check contradicts is refused with 403: it says another final
+// state, no status check knows the reference, or the event's amount, currency, metadata
+// or transaction id differs from the service's. One it cannot confirm yet (the status
+// check says pending, or could not be reached) is answered 503 with Retry-After, so a
+// genuine sender delivers it again later. Both are logged. Pending notices and events
+// without a status check (the subscription trial) pass unchecked: they settle nothing.
+func WithStatusCheckConfirmation(c *Client) WebhookOption {
+	return func(h *webhookHandler) { h.confirmer = c }
+}
+
+// NewWebhookHandler returns the http.Handler to mount at the webhook URL and the callback
+// URLs. It accepts POST only (405 otherwise), reads at most MaxEventBytes (413 beyond),
+// answers 400 to a body ParseEvent refuses, and calls fn with the typed event: 200 when fn
+// returns nil, 500 when it returns an error, so the sender delivers the event again.
+//
+// fn may be called concurrently. Redeliveries reach fn again unless WithDedupe is given.
+//
+// The handler keeps no clock of its own while it reads: serve it from an http.Server with
+// a ReadTimeout (and ReadHeaderTimeout), which bounds a sender that trickles its body.
+func NewWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOption) http.Handler {
+	h := &webhookHandler{fn: fn, logger: slog.New(slog.DiscardHandler)}
+	for _, opt := range opts {
+		opt(h)
+	}
+	return h
+}
+
+type webhookHandler struct {
+	fn        func(context.Context, Event) error
+	seen      *seenSet     // nil without WithDedupe
+	stored    *storeDedupe // nil without WithDedupeStore
+	confirmer *Client      // nil without WithStatusCheckConfirmation
+	logger    *slog.Logger
+}
+
+func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "webhooks are delivered with POST", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, "body larger than 1 MiB", http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "reading the body failed", http.StatusBadRequest)
+		return
+	}
+	ev, err := ParseEvent(body)
+	if err != nil {
+		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
+		refuse(w, http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	finish := func(bool) {}
+	if h.stored != nil {
+		var proceed bool
+		if finish, proceed = h.stored.begin(w, r, ev, body, h.logger); !proceed {
+			return
+		}
+	}
+	held, ok := h.hold(ctx, w, ev, nil)
+	if !ok {
+		finish(false)
+		return
+	}
+	handled := false
+	defer func() {
+		h.release(held, handled)
+		finish(handled)
+	}()
+	if h.confirmer != nil {
+		conf := confirmEvent(ctx, h.confirmer, ev)
+		if conf.status != http.StatusOK {
+			h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[ev.State()],
+				append(eventAttrs(ev), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
+			refuse(w, conf.status)
+			return
+		}
+		ctx, ev = withConfirmedOutcome(ctx, conf.outcome), conf.truth
+		// The truth may differ from the claim (another code): a copy of it handled
+		// already is a duplicate too.
+		if held, ok = h.hold(ctx, w, ev, held); !ok {
+			return
+		}
+	}
+	if err := h.call(withRawBody(ctx, body), ev); err != nil {
+		h.logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook handler failed",
+			append(eventAttrs(ev), slog.String("error", err.Error()))...)
+		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)
+		return
+	}
+	handled = true
+	writeReceived(w)
+}
+
+// hold marks ev's dedupe key in flight and returns the keys held, or answers a duplicate
+// (200 when handled already, 503 while a copy is in flight) and reports false. Without
+// WithDedupe it holds nothing; a key this delivery holds already is not held again.
+func (h *webhookHandler) hold(ctx context.Context, w http.ResponseWriter, ev Event, held []string) ([]string, bool) {
+	if h.seen == nil {
+		return nil, true
+	}
+	key := dedupeKey(ev)
+	if slices.Contains(held, key) {
+		return held, true
+	}
+	switch h.seen.begin(key) {
+	case seenHandled:
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
+		writeReceived(w)
+		return held, false
+	case seenInFlight:
+		// The first copy may still fail; answering "done" now would lose the event.
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate of one in flight", eventAttrs(ev)...)
+		refuse(w, http.StatusServiceUnavailable)
+		return held, false
+	}
+	return append(held, key), true
+}
+
+// release ends the handling of the held keys, remembering them when handled.
+func (h *webhookHandler) release(held []string, handled bool) {
+	for _, key := range held {
+		h.seen.end(key, handled)
+	}
+}
+
+// call runs the merchant's function, turning a panic into an error so that the event is
+// forgotten and delivered again rather than lost. http.ErrAbortHandler keeps its meaning.
+func (h *webhookHandler) call(ctx context.Context, ev Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return h.fn(ctx, ev)
+}
+
+// refuse answers status with its fixed body; "retry later" says when.
+func refuse(w http.ResponseWriter, status int) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "60") // the status check, or the first copy, may be done by then
+	}
+	http.Error(w, refusalBodies[status], status)
+}
+
+// refusedClaimLog is the message logged when the status check does not confirm an event
+// claiming a final state.
+var refusedClaimLog = map[EventState]string{
+	EventSucceeded: "billing webhook claiming success refused",
+	EventFailed:    "billing webhook claiming failure refused",
+}
+
+// refusalBodies are the only words a refusal says to the sender, who is not
+// authenticated: what to do next, never why in detail (the log has the detail, which may
+// name internal addresses and errors).
+var refusalBodies = map[int]string{
+	http.StatusBadRequest:         "not a valid event",
+	http.StatusForbidden:          "refused: the status check does not confirm this event",
+	http.StatusServiceUnavailable: "not confirmed yet: deliver it again later",
+}
+
+func writeReceived(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"received":true}`)
+}
+
+// eventAttrs describe an event in a log line: kind, reference, state and code, never
+// phone numbers.
+func eventAttrs(ev Event) []slog.Attr {
+	return []slog.Attr{
+		slog.String("kind", string(ev.Kind())),
+		slog.String("reference", ev.Reference()),
+		slog.String("state", string(ev.State())),
+		slog.String("code", string(ev.Code())),
+	}
+}
+
+// dedupeKey identifies an event for deduplication: the same operation in the same state.
+func dedupeKey(ev Event) string {
+	return string(ev.Kind()) + "\x00" + ev.Reference() + "\x00" + string(ev.State()) + "\x00" + string(ev.Code())
+}
+
+// seenSet remembers the last n events handled, forgetting the oldest first, and the
+// events being handled right now.
+type seenSet struct {
+	mu       sync.Mutex
+	keys     map[string]uint64 // key -> the generation that recorded it
+	inFlight map[string]struct{}
+	ring     []seenEntry
+	next     int
+	gen      uint64
+}
+
+type seenEntry struct {
+	key string
+	gen uint64
+}
+
+// seenState is what a seenSet knows of a key.
+type seenState uint8
+
+const (
+	seenNew      seenState = iota // never handled: begin marked it in flight
+	seenInFlight                  // being handled by another delivery
+	seenHandled                   // handled already
+)
+
+func newSeenSet(n int) *seenSet {
+	return &seenSet{keys: make(map[string]uint64, n), inFlight: make(map[string]struct{}), ring: make([]seenEntry, n)}
+}
+
+// begin says what is known of key and, when it is new, marks it in flight: the caller
+// must call end.
+func (s *seenSet) begin(key string) seenState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.keys[key]; ok {
+		return seenHandled
+	}
+	if _, ok := s.inFlight[key]; ok {
+		return seenInFlight
+	}
+	s.inFlight[key] = struct{}{}
+	return seenNew
+}
+
+// end ends the handling begun for key, recording it when it was handled.
+func (s *seenSet) end(key string, handled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inFlight, key)
+	if handled {
+		s.recordLocked(key)
+	}
+}
+
+// recordLocked remembers key in the ring, pushing out the oldest.
+func (s *seenSet) recordLocked(key string) {
+	if _, ok := s.keys[key]; ok {
+		return
+	}
+	old := s.ring[s.next]
+	if g, ok := s.keys[old.key]; ok && g == old.gen {
+		delete(s.keys, old.key)
+	}
+	s.gen++
+	s.keys[key] = s.gen
+	s.ring[s.next] = seenEntry{key: key, gen: s.gen}
+	s.next = (s.next + 1) % len(s.ring)
+}
