@@ -20,15 +20,14 @@ type WebCheckoutParams struct {
 	// PublicKey is the account's public key from the dashboard's developer settings: the
 	// only credential the browser ever sees. Never the client secret or the secret key.
 	PublicKey string
-	// CallbackURL receives the transaction callback of the payment (SPEC "Transaction
-	// callbacks for receive, debit and SDK payments"); feed it to a Tracker or a webhook
-	// handler.
+	// CallbackURL receives the transaction callback of the payment (a
+	// [TransactionCallback]); feed it to a Tracker or a webhook handler.
 	CallbackURL string
 	// Branding is optional; the service decides when it is empty.
 	Branding WebCheckoutBranding
 }
 
-// WebPurchaseInfo is the web SDK's purchaseInfo (SPEC "Client checkout SDKs").
+// WebPurchaseInfo is the web checkout SDK's purchaseInfo.
 type WebPurchaseInfo struct {
 	// Amount in minor units: the session's.
 	Amount              int64  `json:"amount"`

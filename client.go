@@ -422,7 +422,7 @@ func pooledTransport() *http.Transport {
 	return t
 }
 
-// authKind says which credentials an endpoint takes (SPEC "Authentication").
+// authKind says which credentials an endpoint takes.
 type authKind uint8
 
 const (
@@ -509,7 +509,7 @@ func send[T any](ctx context.Context, c *Client, o *op) (*T, error) {
 	return &env.Data, nil
 }
 
-// envelopeHeader holds what the three envelope families of the spec say about the
+// envelopeHeader holds what the three envelope families of the service say about the
 // outcome: {success, data}, {message, responseCode, data} and {ResponseCode, Message,
 // Data}. JSON keys match case-insensitively, so one struct reads all three, and error
 // bodies ({success:false, message, code}) too.

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// CreditsService runs the prepaid credit wallet of each customer (SPEC "Credit wallets").
+// CreditsService runs the prepaid credit wallet of each customer.
 // A customer has one wallet; the first grant creates it. Every grant and deduct writes a
 // ledger entry with the balance before and after it.
 type CreditsService service
@@ -105,7 +105,7 @@ func (p *CreditDeductParams) validate() error {
 	return firstError(positiveCredits(p.Amount), p.Metadata.validate("metadata"))
 }
 
-// positiveCredits checks a credit amount (SPEC "Limits": a positive integer).
+// positiveCredits checks a credit amount: a positive integer.
 func positiveCredits(amount int64) error {
 	if amount <= 0 {
 		return invalid("amount", "must be a positive integer")

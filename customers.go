@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// CustomersService registers customers and keeps their details (SPEC "Customers").
+// CustomersService registers customers and keeps their details.
 type CustomersService service
 
 // CustomerStatus is the standing of a customer.

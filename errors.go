@@ -8,7 +8,7 @@ import (
 )
 
 // ResponseCode is the service's own result code, carried by payment flows beside the HTTP
-// status (SPEC "Errors"). It is kept as the four-character string the service sends.
+// status. It is kept as the four-character string the service sends.
 type ResponseCode string
 
 // The response codes named by the service.

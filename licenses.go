@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// LicensesService issues, validates, activates, modifies and revokes license keys (SPEC "Licenses").
+// LicensesService issues, validates, activates, modifies and revokes license keys.
 type LicensesService service
 
-// LicenseStatus is the state of a license (SPEC "States and transitions").
+// LicenseStatus is the state of a license.
 type LicenseStatus string
 
 // The license states.

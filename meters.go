@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// MetersService defines usage meters and records usage events (SPEC "Meters and usage events").
+// MetersService defines usage meters and records usage events.
 type MetersService service
 
 // MeterAggregation says how a meter folds its events into one quantity.
@@ -30,7 +30,7 @@ const (
 
 var meterAggregations = []MeterAggregation{MeterAggregationSum, MeterAggregationCount, MeterAggregationMax, MeterAggregationLast}
 
-// maxIdempotencyKeyLength bounds an event's idempotency key; the spec names no limit, the
+// maxIdempotencyKeyLength bounds an event's idempotency key; the service names no limit, the
 // SDK and its sandbox agree on this one.
 const maxIdempotencyKeyLength = 255
 
@@ -237,7 +237,7 @@ func (s *MetersService) Usage(ctx context.Context, meterID, customerID string, f
 		return nil, err
 	}
 	if meter.Aggregation == "" {
-		meter.Aggregation = MeterAggregationSum // the spec's default
+		meter.Aggregation = MeterAggregationSum // the service's default
 	}
 	if err := oneOf("aggregation", meter.Aggregation, meterAggregations...); err != nil {
 		return nil, fmt.Errorf("billing: meter %s: aggregation %q is not one this SDK can compute", meterID, meter.Aggregation)

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// ProductsService keeps the catalog: products and their prices (SPEC "Products and prices").
+// ProductsService keeps the catalog: products and their prices.
 type ProductsService service
 
 // ProductType is the kind of thing a product sells.
@@ -48,7 +48,7 @@ const (
 
 var priceIntervals = []PriceInterval{PriceIntervalDay, PriceIntervalWeek, PriceIntervalMonth, PriceIntervalYear}
 
-// Bounds the spec leaves open; the sandbox enforces the same (README "Products and
+// Bounds the service leaves open; the sandbox enforces the same (README "Products and
 // prices").
 const (
 	// MaxIntervalCount is the largest number of intervals between renewals.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// SubscriptionsService subscribes customers to recurring prices (SPEC "Subscriptions").
+// SubscriptionsService subscribes customers to recurring prices.
 //
 // The service offers two path forms with identical bodies: /v1/subscriptions, which
 // takes client credentials, and the short /subscriptions, which takes a session token
@@ -14,7 +14,7 @@ import (
 // uses the second.
 type SubscriptionsService service
 
-// SubscriptionStatus is the state of a subscription (SPEC "States and transitions").
+// SubscriptionStatus is the state of a subscription.
 type SubscriptionStatus string
 
 // The subscription states.
@@ -40,7 +40,7 @@ const (
 type Subscription struct {
 	ID         string `json:"id"`
 	CustomerID string `json:"customerId"`
-	// PriceID and Quantity are not in the spec's record; the sandbox sends them, and
+	// PriceID and Quantity are not in the service's documented record; the sandbox sends them, and
 	// they are zero when a service does not.
 	PriceID  string             `json:"priceId,omitempty"`
 	Quantity int                `json:"quantity,omitempty"`
@@ -135,7 +135,7 @@ func (s *SubscriptionsService) Create(ctx context.Context, p *SubscriptionCreate
 	return subscriptionCall[Subscription](ctx, s.client, http.MethodPost, "", p)
 }
 
-// Get returns the subscription with the given id. The spec lists no such endpoint; the
+// Get returns the subscription with the given id. The service documents no such endpoint; the
 // sandbox serves it, so the clock-driven moves (trial end, renewal, scheduled cancel)
 // can be watched.
 func (s *SubscriptionsService) Get(ctx context.Context, id string) (*Subscription, error) {

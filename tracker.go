@@ -52,7 +52,7 @@ const (
 // TrackerOptions configures a Tracker. Zero fields take the defaults.
 type TrackerOptions struct {
 	// CallbackWait is how long to wait for the callback, from Track (or else the first
-	// Await of a reference), before asking the status check (SPEC: 5 minutes).
+	// Await of a reference), before asking the status check (the service's rule: 5 minutes).
 	CallbackWait time.Duration
 	// PollInterval is the first pause between status checks that say pending; each
 	// pause doubles, up to MaxPollInterval. Run retries a failing OnOutcome on the same
@@ -148,7 +148,7 @@ func randomOwner() string {
 	return "tracker-" + hex.EncodeToString(b)
 }
 
-// Tracker resolves the final state of money movements the way the spec asks: it waits
+// Tracker resolves the final state of money movements the way the service asks: it waits
 // for the callback, and if none has arrived CallbackWait after the movement started, it
 // polls the status check with backoff. Feed it callbacks with Deliver, or mount Handler
 // at the callback URL. It is safe for concurrent use by many goroutines.

@@ -48,7 +48,7 @@ func WithWebhookLogger(l *slog.Logger) WebhookOption {
 
 // WithStatusCheckConfirmation makes the handler confirm every event that claims a final
 // state, success or failure, against the matching status check through c before the
-// function sees it. The spec names no signature scheme, so nothing else proves that a
+// function sees it. The service signs no callback, so nothing else proves that a
 // callback came from the service: a forged success could ship an unpaid order, and a
 // forged failure could make a merchant pay a payout twice.
 //

@@ -164,7 +164,7 @@ func WithManualClock() Option {
 
 // WithScopes grants only the given scopes (by default every scope is
 // granted); a call outside them answers HTTP 403 with code 4101. The names
-// are the spec's: customers:read, customers:write, products:read,
+// are the service's: customers:read, customers:write, products:read,
 // products:write, credits:read, credits:write, meters:read, meters:write,
 // licenses:read, licenses:write, payments:write, mobilemoney-receive-direct.
 // With no arguments no scope is granted.

@@ -98,7 +98,7 @@ const (
 	FaultMalformedJSON = FaultKind(sandbox.FaultMalformedJSON)
 	// FaultCode0005 does the work, then answers with the route's own status and body
 	// except that the envelope says success false and response code 0005 (connection
-	// error to the network, final state unknown): what the spec says checkout may
+	// error to the network, final state unknown): what the service says checkout may
 	// answer.
 	FaultCode0005 = FaultKind(sandbox.FaultCode0005)
 	// FaultRedirect answers the fault's Status (a 3xx, 307 by default) with its

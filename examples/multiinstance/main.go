@@ -96,7 +96,7 @@ func run(ctx context.Context, out io.Writer, databaseURL string) error {
 	fmt.Fprintf(out, "instance A awaited %s: %s by %s, received by instance B\n", ref, o.State, o.Source)
 
 	// Instance C sends a payout and goes down before its callback comes: the callback
-	// finds nobody. (A short CallbackWait keeps the example quick; the spec's is five
+	// finds nobody. (A short CallbackWait keeps the example quick; the service's is five
 	// minutes.)
 	quick := billing.TrackerOptions{CallbackWait: 2 * time.Second, PollInterval: time.Second}
 	c1, _, stopC1, err := newInstance("instance-c", quick)

@@ -53,8 +53,8 @@ func run(ctx context.Context, out io.Writer) error {
 	tracker := billing.NewTracker(c, opts)
 
 	// One endpoint takes every callback. It answers redeliveries without handling them
-	// twice, and believes a claimed success only once the status check agrees: the spec
-	// has no signatures, so anyone could post one.
+	// twice, and believes a claimed success or failure only once the status check agrees:
+	// callbacks carry no signature, so anyone could post one.
 	handler := tracker.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(c))
 	base, stop, err := serve(handler)
 	if err != nil {
@@ -115,7 +115,7 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "a forged success callback was answered %d: nothing was fulfilled\n", resp.StatusCode)
 
 	// No callback comes for the third. Five minutes after the request the Tracker asks the
-	// status check, as the spec says to.
+	// status check, as the service asks.
 	if sandbox != nil {
 		fmt.Fprintln(out, "no callback for", describe(silent, run)+"; moving the sandbox clock five minutes on")
 		sandbox.Advance(5 * time.Minute)
