@@ -70,3 +70,32 @@ func TestTrackerBoundsCallbackMemoryInBytes(t *testing.T) {
 	assert.Equal(t, newest, ev.Data.ClientReference)
 	runtime.KeepAlive(tr)
 }
+
+// Callbacks that claim nothing final are handled without a status check, whatever
+// reference they carry: their dedupe records and bodies must fit MaxBytes too.
+func TestTrackerBoundsPendingCallbacksWithHugeReferences(t *testing.T) {
+	const (
+		budget = 2 << 20
+		n      = 50
+		refLen = 300 << 10
+	)
+	tr, _, _ := newTestTracker(t, TrackerOptions{MaxBytes: budget})
+	h := tr.Handler()
+	ref := strings.Repeat("r", refLen)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		body := fmt.Sprintf(`{"ResponseCode":"0001","Message":"accepted","Data":{"ClientReference":"%s%05d"}}`, ref, i)
+		require.Equal(t, http.StatusOK, post(t, h, []byte(body)).Code, "callback %d", i)
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d pending callbacks with %d KiB references hold %d KiB (budget %d KiB)", n, refLen>>10, held>>10, budget>>10)
+	assert.LessOrEqual(t, held, int64(budget+512<<10), "heap held by %d callbacks with huge references", n)
+	assert.LessOrEqual(t, tr.store.(*memoryStore).used, budget, "bytes the store accounts")
+	runtime.KeepAlive(tr)
+}
