@@ -6,24 +6,33 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 )
 
-// DefaultMaxCallbackBytes bounds the raw callback bodies the in-memory store keeps for
-// audit; beyond it the oldest are forgotten first.
-const DefaultMaxCallbackBytes = 64 << 20
+// DefaultMaxCallbackBytes was the bound of the callback bodies the in-memory store keeps
+// for audit.
+//
+// Deprecated: one budget, DefaultMaxBytes unless MemoryStoreOptions.MaxBytes or
+// TrackerOptions.MaxBytes says otherwise, now bounds everything the in-memory store
+// holds that a sender or caller chooses the size of, callback bodies included.
+const DefaultMaxCallbackBytes = DefaultMaxBytes
 
 // memoryStore is the Store of one process: what TrackerOptions.Store nil means. Its
-// memory is bounded: at most maxEntries movements (settled ones reported or never
-// tracked are forgotten first, oldest first; when all are pending or unreported, Track
-// answers ErrStoreFull rather than forget one), as many dedupe records, and
-// maxCallbackBytes of callback bodies.
+// memory is bounded in count, at most maxEntries movements and as many dedupe records,
+// and in bytes: used, the bytes of what a sender or caller chooses the size of
+// (references, dedupe keys, callback bodies, outcomes and their events), stays within
+// maxBytes. Beyond either bound it forgets what may be forgotten, oldest first: callback
+// bodies kept for audit, handled dedupe records, then settlements reported or never
+// tracked. It never forgets a movement pending or unreported: it answers ErrStoreFull
+// instead.
 type memoryStore struct {
-	maxEntries       int
-	maxCallbackBytes int
+	maxEntries int
+	maxBytes   int
+	used       int // bytes accounted to entries, dedupe records and bodies
 
 	mu      sync.Mutex
 	entries map[MovementKey]*memEntry
@@ -37,7 +46,6 @@ type memoryStore struct {
 
 	bodies    map[MovementKey][]*memBody
 	bodyOrder *list.List // of *memBody, oldest first
-	bodyBytes int
 }
 
 type memEntry struct {
@@ -52,6 +60,9 @@ type memEntry struct {
 	dueIdx, reportIdx int // positions in the heaps, -1 when absent
 	idleEl            *list.Element
 	idleAt            time.Time
+
+	size      int // bytes accounted to it: see entryBytes
+	eventSize int // of final.Outcome.Event: see eventBytes
 }
 
 type memDedupe struct {
@@ -61,43 +72,73 @@ type memDedupe struct {
 	until time.Time
 	at    time.Time
 	el    *list.Element // in dedupeDone once done
+	size  int           // bytes accounted to it: its key
 }
 
 type memBody struct {
-	cb Callback
-	el *list.Element
+	cb   Callback
+	el   *list.Element
+	size int // bytes accounted to it: body, dedupe key and reference
 }
 
 // NewMemoryStore returns an empty Store in this process's memory, the one a Tracker
-// uses when TrackerOptions.Store is nil. It holds at most maxMovements movements
-// (DefaultMaxTracked when maxMovements <= 0): settled ones already reported, or never
-// tracked, are forgotten first, oldest first; when every one is pending or unreported,
-// Track answers ErrStoreFull rather than forget one. It keeps as many callback dedupe
-// records, and DefaultMaxCallbackBytes of callback bodies for audit, forgetting the
-// oldest first. Give several Trackers of one process the same store to share their
-// movements; to share them between processes, use package pgstore.
+// uses when TrackerOptions.Store is nil, holding at most maxMovements movements
+// (DefaultMaxTracked when maxMovements <= 0) and DefaultMaxBytes: it is
+// NewMemoryStoreWithOptions(MemoryStoreOptions{MaxMovements: maxMovements}), which says
+// what it forgets and when it refuses. Give several Trackers of one process the same
+// store to share their movements; to share them between processes, use package pgstore.
 func NewMemoryStore(maxMovements int) Store {
-	return newMemoryStore(maxMovements)
+	return newMemoryStore(maxMovements, 0)
+}
+
+// MemoryStoreOptions bounds the memory of a store made by NewMemoryStoreWithOptions.
+// Zero fields take the defaults.
+type MemoryStoreOptions struct {
+	// MaxMovements caps the movements held, and as many callback dedupe records;
+	// DefaultMaxTracked when zero. It bounds what each of them costs whatever its
+	// content, a few hundred bytes.
+	MaxMovements int
+	// MaxBytes caps the bytes held whose size a sender or caller chooses: references,
+	// dedupe keys, the callback bodies kept for audit and with each outcome, and each
+	// outcome's Event (counted as its JSON encoding); DefaultMaxBytes when zero.
+	MaxBytes int
+}
+
+// NewMemoryStoreWithOptions returns an empty Store in this process's memory, bounded in
+// count and in bytes by opts. Beyond either bound it forgets what may be forgotten,
+// oldest first: callback bodies kept for audit (a body that does not fit even then is
+// not kept), callback dedupe records already handled (their redelivery is handled
+// again), then settled movements already reported or never tracked (a later Await of
+// one asks the status check again). It never forgets a movement pending or unreported:
+// Track, Settle or BeginCallback answers ErrStoreFull instead, and nothing is recorded.
+// An outcome's Event whose JSON encoding is larger than MaxEventBytes is not kept
+// (Outcome.Event nil), as no callback body can carry it.
+func NewMemoryStoreWithOptions(opts MemoryStoreOptions) Store {
+	return newMemoryStore(opts.MaxMovements, opts.MaxBytes)
 }
 
 // newMemoryStore returns an empty in-memory store holding at most maxEntries movements
-// (DefaultMaxTracked when maxEntries <= 0).
-func newMemoryStore(maxEntries int) *memoryStore {
+// (DefaultMaxTracked when maxEntries <= 0) and maxBytes (DefaultMaxBytes when
+// maxBytes <= 0).
+func newMemoryStore(maxEntries, maxBytes int) *memoryStore {
 	if maxEntries <= 0 {
 		maxEntries = DefaultMaxTracked
 	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
 	return &memoryStore{
-		maxEntries:       maxEntries,
-		maxCallbackBytes: DefaultMaxCallbackBytes,
-		entries:          make(map[MovementKey]*memEntry),
-		byID:             make(map[string]*memEntry),
-		due:              entryHeap{at: dueAt, idx: func(e *memEntry) *int { return &e.dueIdx }},
-		reports:          entryHeap{at: func(e *memEntry) time.Time { return e.reportUntil }, idx: func(e *memEntry) *int { return &e.reportIdx }},
-		idle:             list.New(),
-		dedupe:           make(map[string]*memDedupe),
-		dedupeDone:       list.New(),
-		bodies:           make(map[MovementKey][]*memBody),
-		bodyOrder:        list.New(),
+		maxEntries: maxEntries,
+		maxBytes:   maxBytes,
+		entries:    make(map[MovementKey]*memEntry),
+		byID:       make(map[string]*memEntry),
+		due:        entryHeap{at: dueAt, idx: func(e *memEntry) *int { return &e.dueIdx }},
+		reports:    entryHeap{at: func(e *memEntry) time.Time { return e.reportUntil }, idx: func(e *memEntry) *int { return &e.reportIdx }},
+		idle:       list.New(),
+		dedupe:     make(map[string]*memDedupe),
+		dedupeDone: list.New(),
+		bodies:     make(map[MovementKey][]*memBody),
+		bodyOrder:  list.New(),
 	}
 }
 
@@ -144,9 +185,69 @@ func (s *memoryStore) newEntryLocked(key MovementKey) (*memEntry, error) {
 		}
 		s.forgetLocked(front.Value.(*memEntry))
 	}
-	e := &memEntry{key: key, dueIdx: -1, reportIdx: -1}
+	size := entryBytes(key, nil, 0)
+	if !s.makeRoomLocked(size, nil) {
+		return nil, s.fullLocked()
+	}
+	e := &memEntry{key: key, dueIdx: -1, reportIdx: -1, size: size}
 	s.entries[key] = e
+	s.used += size
 	return e, nil
+}
+
+// makeRoomLocked forgets what may be forgotten, oldest first, until n more bytes fit:
+// callback bodies kept for audit, then handled dedupe records, then settled movements
+// reported or never tracked, except keep. It reports whether n bytes fit.
+func (s *memoryStore) makeRoomLocked(n int, keep *memEntry) bool {
+	for s.used+n > s.maxBytes {
+		if front := s.bodyOrder.Front(); front != nil {
+			s.dropBodyLocked(front.Value.(*memBody))
+			continue
+		}
+		if front := s.dedupeDone.Front(); front != nil {
+			s.dropDedupeLocked(front.Value.(*memDedupe))
+			continue
+		}
+		el := s.idle.Front()
+		if el != nil && el.Value.(*memEntry) == keep {
+			el = el.Next()
+		}
+		if el == nil {
+			return false
+		}
+		s.forgetLocked(el.Value.(*memEntry))
+	}
+	return true
+}
+
+// fullLocked is the error of a change refused for want of bytes.
+func (s *memoryStore) fullLocked() error {
+	return fmt.Errorf("%w: %d of %d bytes held by movements pending or unreported and callbacks in flight", ErrStoreFull, s.used, s.maxBytes)
+}
+
+// entryBytes is what the entry of key holds whose size a sender or caller chooses: its
+// reference and, once settled, the settlement's strings, body and event (eventSize).
+func entryBytes(key MovementKey, final *Settlement, eventSize int) int {
+	n := len(key.ClientReference)
+	if final != nil {
+		o := &final.Outcome
+		n += len(final.ID) + len(final.Body) + len(o.Code) + len(o.TransactionID) + len(o.ExternalTransactionID) + eventSize
+	}
+	return n
+}
+
+// eventBytes estimates the memory ev holds by the length of its JSON encoding, which
+// holds every string of it, and a sender chooses those. It returns -1 for an event
+// that cannot be encoded or is larger than any callback body: such an event is not kept.
+func eventBytes(ev Event) int {
+	if ev == nil {
+		return 0
+	}
+	b, err := json.Marshal(ev)
+	if err != nil || len(b) > MaxEventBytes {
+		return -1
+	}
+	return len(b)
 }
 
 // placeLocked puts e in the queues its state calls for: due while tracked and
@@ -175,6 +276,7 @@ func (s *memoryStore) forgetLocked(e *memEntry) {
 		delete(s.byID, e.final.ID)
 	}
 	delete(s.entries, e.key)
+	s.used -= e.size
 	for _, b := range s.bodies[e.key] {
 		s.dropBodyLocked(b)
 	}
@@ -211,10 +313,15 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	if err := validateSettle(key, o, body); err != nil {
 		return Settlement{}, false, err
 	}
+	eventSize := eventBytes(o.Event) // outside the lock: it encodes the event
+	if eventSize < 0 {
+		o.Event, eventSize = nil, 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[key]
-	if e == nil {
+	created := e == nil
+	if created {
 		var err error
 		if e, err = s.newEntryLocked(key); err != nil {
 			return Settlement{}, false, err
@@ -225,8 +332,23 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	}
 	next, changed, err := MergeOutcome(e.final, key, o, bytes.Clone(body))
 	if err != nil {
+		if created {
+			s.forgetLocked(e)
+		}
 		return Settlement{}, false, err
 	}
+	if !changed {
+		eventSize = e.eventSize
+	}
+	size := entryBytes(key, &next, eventSize)
+	if grow := size - e.size; grow > 0 && !s.makeRoomLocked(grow, e) {
+		if created {
+			s.forgetLocked(e)
+		}
+		return Settlement{}, false, s.fullLocked()
+	}
+	s.used += size - e.size
+	e.size, e.eventSize = size, eventSize
 	if e.final != nil && e.final.ID != next.ID {
 		delete(s.byID, e.final.ID)
 		if e.idleEl != nil { // a success replaced a reported failure: report it anew
@@ -256,9 +378,16 @@ func (s *memoryStore) BeginCallback(_ context.Context, c Callback, owner string,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(c.Body) > 0 {
+	claim, err := s.claimCallbackLocked(c, owner, leaseUntil)
+	if err == nil && len(c.Body) > 0 {
 		s.keepBodyLocked(c)
 	}
+	return claim, err
+}
+
+// claimCallbackLocked is BeginCallback's dedupe: it records c's dedupe key and answers
+// whether the caller must handle it.
+func (s *memoryStore) claimCallbackLocked(c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
 	d := s.dedupe[c.DedupeKey]
 	switch {
 	case d == nil:
@@ -269,8 +398,13 @@ func (s *memoryStore) BeginCallback(_ context.Context, c Callback, owner string,
 			}
 			s.dropDedupeLocked(front.Value.(*memDedupe))
 		}
-		d = &memDedupe{key: c.DedupeKey}
+		size := len(c.DedupeKey)
+		if !s.makeRoomLocked(size, nil) {
+			return "", s.fullLocked()
+		}
+		d = &memDedupe{key: c.DedupeKey, size: size}
 		s.dedupe[c.DedupeKey] = d
+		s.used += size
 	case d.done:
 		return CallbackHandled, nil
 	case d.until.After(c.At):
@@ -281,7 +415,9 @@ func (s *memoryStore) BeginCallback(_ context.Context, c Callback, owner string,
 }
 
 // keepBodyLocked records one delivery of c's body: a body already kept counts one more
-// delivery; a new one is kept, forgetting the oldest bodies beyond the byte bound.
+// delivery; a new one is kept if it fits the byte bound once the oldest bodies are
+// forgotten. Bodies give way to bodies only: a flood of callbacks never pushes out an
+// outcome.
 func (s *memoryStore) keepBodyLocked(c Callback) {
 	for _, b := range s.bodies[c.Key] {
 		if bytes.Equal(b.cb.Body, c.Body) {
@@ -292,19 +428,24 @@ func (s *memoryStore) keepBodyLocked(c Callback) {
 			return
 		}
 	}
+	size := len(c.Body) + len(c.DedupeKey) + len(c.Key.ClientReference)
+	for s.used+size > s.maxBytes {
+		front := s.bodyOrder.Front()
+		if front == nil {
+			return // audit only: the callback is handled all the same
+		}
+		s.dropBodyLocked(front.Value.(*memBody))
+	}
 	c.Body, c.LastAt, c.Deliveries = bytes.Clone(c.Body), c.At, 1
-	b := &memBody{cb: c}
+	b := &memBody{cb: c, size: size}
 	b.el = s.bodyOrder.PushBack(b)
 	s.bodies[c.Key] = append(s.bodies[c.Key], b)
-	s.bodyBytes += len(c.Body)
-	for s.bodyBytes > s.maxCallbackBytes {
-		s.dropBodyLocked(s.bodyOrder.Front().Value.(*memBody))
-	}
+	s.used += size
 }
 
 func (s *memoryStore) dropBodyLocked(b *memBody) {
 	s.bodyOrder.Remove(b.el)
-	s.bodyBytes -= len(b.cb.Body)
+	s.used -= b.size
 	kept := slices.DeleteFunc(s.bodies[b.cb.Key], func(x *memBody) bool { return x == b })
 	if len(kept) == 0 {
 		delete(s.bodies, b.cb.Key)
@@ -318,6 +459,7 @@ func (s *memoryStore) dropDedupeLocked(d *memDedupe) {
 		s.dedupeDone.Remove(d.el)
 	}
 	delete(s.dedupe, d.key)
+	s.used -= d.size
 }
 
 func (s *memoryStore) FinishCallback(_ context.Context, dedupeKey, owner string, handled bool, now time.Time) error {

@@ -12,8 +12,7 @@ import (
 func TestMemoryStoreBoundsCallbackBytes(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-	s := newMemoryStore(0)
-	s.maxCallbackBytes = 1000
+	s := newMemoryStore(0, 1000)
 	body := make([]byte, 300)
 	for i := range 10 {
 		copy(body, fmt.Sprintf("body %d", i))
@@ -26,8 +25,8 @@ func TestMemoryStoreBoundsCallbackBytes(t *testing.T) {
 		if _, err := s.BeginCallback(ctx, c, "a", t0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if s.bodyBytes > s.maxCallbackBytes {
-			t.Fatalf("after %d callbacks %d bytes kept, bound %d", i+1, s.bodyBytes, s.maxCallbackBytes)
+		if s.used > s.maxBytes {
+			t.Fatalf("after %d callbacks %d bytes kept, bound %d", i+1, s.used, s.maxBytes)
 		}
 	}
 	for i := range 10 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,4 +100,83 @@ func BenchmarkMemoryStore100kPending(b *testing.B) {
 
 func TestTrackerInstancesOnTheMemoryStore(t *testing.T) {
 	storetest.RunTracker(t, func(*testing.T) billing.Store { return billing.NewMemoryStore(0) })
+}
+
+// The in-memory store's byte budget makes room by forgetting reported outcomes, never a
+// movement pending or unreported: a settlement that does not fit is refused with
+// ErrStoreFull and records nothing, so the callback is delivered again later.
+func TestMemoryStoreBoundsBytes(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	s := billing.NewMemoryStoreWithOptions(billing.MemoryStoreOptions{MaxBytes: 4096})
+	mv := func(ref string) billing.Movement {
+		return billing.Movement{Kind: billing.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(time.Minute)}
+	}
+	for _, ref := range []string{"p1", "p2"} {
+		if _, _, err := s.Track(ctx, mv(ref)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	final := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: t0}
+	body := []byte(fmt.Sprintf(`{"padding":%q}`, strings.Repeat("x", 2500)))
+	st, _, err := s.Settle(ctx, mv("p1").Key(), final, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p1 is settled but unreported: it may not make room.
+	if _, _, err := s.Settle(ctx, mv("p2").Key(), final, body); !errors.Is(err, billing.ErrStoreFull) {
+		t.Fatalf("a settlement beyond the budget: %v, want ErrStoreFull", err)
+	}
+	if e, _ := s.Get(ctx, mv("p2").Key()); !e.Tracked || e.Final != nil {
+		t.Fatalf("a refused settlement changed the movement: %+v", e)
+	}
+	stray := billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "stray"}
+	if _, _, err := s.Settle(ctx, stray, final, body); !errors.Is(err, billing.ErrStoreFull) {
+		t.Fatalf("a stray callback beyond the budget: %v, want ErrStoreFull", err)
+	}
+	if e, _ := s.Get(ctx, stray); e.Tracked || e.Final != nil {
+		t.Fatalf("a refused stray callback was kept: %+v", e)
+	}
+	// A status check's outcome carries no body: it fits.
+	byStatus := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: t0}
+	if _, _, err := s.Settle(ctx, mv("p2").Key(), byStatus, nil); err != nil {
+		t.Fatalf("a status check's outcome: %v", err)
+	}
+	// Once p1 is reported it may be forgotten to make room.
+	if err := s.MarkReported(ctx, st.ID, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Track(ctx, mv("p3")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Settle(ctx, mv("p3").Key(), final, body); err != nil {
+		t.Fatalf("a settlement once a reported one may be forgotten: %v", err)
+	}
+	if e, _ := s.Get(ctx, mv("p1").Key()); e.Tracked || e.Final != nil {
+		t.Fatalf("the reported movement was kept: %+v", e)
+	}
+	for _, ref := range []string{"p2", "p3"} {
+		if e, _ := s.Get(ctx, mv(ref).Key()); e.Final == nil {
+			t.Fatalf("%s lost its outcome", ref)
+		}
+	}
+}
+
+// An event no callback body can carry is not kept with its outcome; the outcome is.
+func TestMemoryStoreDropsOversizedEvent(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	s := billing.NewMemoryStore(0)
+	ev := &billing.PayoutCallback{ResponseCode: billing.CodeSuccess}
+	ev.Data.ClientReference = "huge1"
+	ev.Data.Description = strings.Repeat("x", billing.MaxEventBytes)
+	key := billing.EventKey(ev)
+	o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: t0, Event: ev}
+	if _, _, err := s.Settle(ctx, key, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.Get(ctx, key)
+	if err != nil || e.Final == nil || !e.Final.Outcome.Succeeded() || e.Final.Outcome.Event != nil {
+		t.Fatalf("Get = %+v, %v; want the success without its event", e.Final, err)
+	}
 }

@@ -43,6 +43,7 @@ const (
 	DefaultGiveUpAfter       = time.Hour
 	DefaultRetention         = time.Hour
 	DefaultMaxTracked        = 100_000
+	DefaultMaxBytes          = 64 << 20
 	DefaultLease             = time.Minute
 	DefaultStorePollInterval = time.Second
 	DefaultRunInterval       = time.Second
@@ -69,6 +70,10 @@ type TrackerOptions struct {
 	// MaxTracked caps the movements the in-memory store holds when Store is nil; see
 	// NewMemoryStore.
 	MaxTracked int
+	// MaxBytes caps the bytes the in-memory store holds when Store is nil, whatever
+	// senders put in their callbacks: bodies, events and references (default 64 MiB).
+	// Beyond it reported outcomes are forgotten first; see NewMemoryStoreWithOptions.
+	MaxBytes int
 	// Clock is the time source of every wait (the callback wait, polling, OnOutcome
 	// retries, leases); nil is the wall clock.
 	Clock Clock
@@ -77,7 +82,7 @@ type TrackerOptions struct {
 	Logger *slog.Logger
 
 	// Store keeps the movements, outcomes and callbacks. Nil is a store in this
-	// process's memory, this Tracker's own (NewMemoryStore(MaxTracked)). Give every
+	// process's memory, this Tracker's own, bounded by MaxTracked and MaxBytes. Give every
 	// instance of a server the same shared store (package pgstore) so that a callback on
 	// one resolves an Await on another and a restart forgets nothing.
 	Store Store
@@ -125,6 +130,9 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 	o.MaxPollInterval = max(o.MaxPollInterval, o.PollInterval)
 	if o.MaxTracked <= 0 {
 		o.MaxTracked = DefaultMaxTracked
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
 	}
 	if o.RunConcurrency <= 0 {
 		o.RunConcurrency = DefaultRunConcurrency
@@ -187,7 +195,7 @@ func NewTracker(c *Client, opts TrackerOptions) *Tracker {
 	opts = opts.withDefaults()
 	t := &Tracker{client: c, opts: opts, store: opts.Store, watches: make(map[MovementKey]*keyWatch)}
 	if t.store == nil {
-		t.store, t.own = newMemoryStore(opts.MaxTracked), true
+		t.store, t.own = newMemoryStore(opts.MaxTracked, opts.MaxBytes), true
 	}
 	return t
 }
