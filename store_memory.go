@@ -13,14 +13,6 @@ import (
 	"time"
 )
 
-// DefaultMaxCallbackBytes was the bound of the callback bodies the in-memory store keeps
-// for audit.
-//
-// Deprecated: one budget, DefaultMaxBytes unless MemoryStoreOptions.MaxBytes or
-// TrackerOptions.MaxBytes says otherwise, now bounds everything the in-memory store
-// holds that a sender or caller chooses the size of, callback bodies included.
-const DefaultMaxCallbackBytes = DefaultMaxBytes
-
 // memoryStore is the Store of one process: what TrackerOptions.Store nil means. Its
 // memory is bounded in count, at most maxEntries movements and as many dedupe records,
 // and in bytes: used, the bytes of what a sender or caller chooses the size of
