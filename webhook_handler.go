@@ -111,6 +111,10 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := ParseEvent(body)
+	if err == nil && isMovementCallback(ev) {
+		// No movement has such a reference: refuse it before anything is recorded of it.
+		err = lookupReference("reference", ev.Reference(), maxClientReference)
+	}
 	if err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
 		refuse(w, http.StatusBadRequest)

@@ -790,3 +790,23 @@ func TestStatusCheckConfirmationOfACheckoutHandsOverTheServicesPayment(t *testin
 	assert.Equal(t, "pay_9a8b7c6d5e4f3a2b1c0d9e8f", got.Data.ID)
 	assert.False(t, got.Data.CreatedAt.IsZero(), "the payment as Payments.Get returned it")
 }
+
+// A callback carrying a reference no movement can have is refused before the handler
+// records anything of it, so a sender cannot fill a shared store with huge references.
+func TestWebhookHandlerRefusesImpossibleReferencesBeforeRecording(t *testing.T) {
+	store := NewMemoryStore(100)
+	var calls int
+	h := NewWebhookHandler(func(context.Context, Event) error { calls++; return nil }, WithDedupeStore(store))
+	for _, ref := range []string{strings.Repeat("r", 300<<10), "../v1/payouts", "a b"} {
+		body, err := json.Marshal(map[string]any{"ResponseCode": "0001", "Data": map[string]any{"ClientReference": ref}})
+		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/callbacks", bytes.NewReader(body)))
+		assert.Equal(t, http.StatusBadRequest, rec.Code, "reference %.20q", ref)
+		got, err := store.Callbacks(context.Background(), MovementKey{Callback: EventKindTransaction, ClientReference: ref})
+		if err == nil {
+			assert.Empty(t, got)
+		}
+	}
+	assert.Zero(t, calls)
+}
