@@ -798,7 +798,7 @@ func TestWebhookHandlerRefusesImpossibleReferencesBeforeRecording(t *testing.T) 
 	var calls int
 	h := NewWebhookHandler(func(context.Context, Event) error { calls++; return nil }, WithDedupeStore(store))
 	for _, ref := range []string{strings.Repeat("r", 300<<10), "../v1/payouts", "a b"} {
-		body, err := json.Marshal(map[string]any{"ResponseCode": "0001", "Data": map[string]any{"ClientReference": ref}})
+		body, err := json.Marshal(map[string]any{"ResponseCode": "0001", "Message": "accepted", "Data": map[string]any{"ClientReference": ref}})
 		require.NoError(t, err)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/callbacks", bytes.NewReader(body)))
