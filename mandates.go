@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -62,6 +61,22 @@ type Mandate struct {
 	OTPPrefix         string        `json:"otpPrefix,omitempty"`
 	PreapprovalStatus MandateStatus `json:"preapprovalStatus"`
 	CreatedAt         time.Time     `json:"createdAt,omitzero"`
+}
+
+// UnmarshalJSON reads the mandate in either casing, its status in any casing (FAILED
+// included) and createdAt in ISO 8601 or "YYYY-MM-DD HH:MM:SS" UTC. A field it cannot
+// read is left empty; the status beside it is still read.
+func (m *Mandate) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[mandateWire](b, m)
+}
+
+func (m *Mandate) fromWire(w *mandateWire) {
+	*m = Mandate{
+		ServicePreApprovalID: string(w.ServicePreApprovalID), ClientReferenceID: string(w.ClientReferenceID),
+		CustomerMSISDN: string(w.CustomerMSISDN), Channel: DirectDebitChannel(w.Channel),
+		VerificationType: w.verification(), OTPPrefix: string(w.OTPPrefix), PreapprovalStatus: w.status(),
+		CreatedAt: readTime(w.CreatedAt).at,
+	}
 }
 
 // IsPending reports whether the mandate waits for the customer's approval.
@@ -265,7 +280,8 @@ func (p *DirectDebitParams) validate() error {
 	)
 }
 
-// DirectDebit is the service's acceptance of a direct-debit charge. Amounts are decimals.
+// DirectDebit is the service's acceptance of a direct-debit charge. Amounts hold minor
+// units (DecimalAmount(4999) is 49.99), read from the decimals of either wire.
 type DirectDebit struct {
 	TransactionID      string        `json:"TransactionId"`
 	Description        string        `json:"Description,omitempty"`
@@ -275,6 +291,21 @@ type DirectDebit struct {
 	AmountAfterCharges DecimalAmount `json:"AmountAfterCharges"`
 	AmountCharged      DecimalAmount `json:"AmountCharged"`
 	DeliveryFee        DecimalAmount `json:"DeliveryFee"`
+}
+
+// UnmarshalJSON reads the acceptance, its amounts in major units on both wires. A field
+// it cannot read is left empty.
+func (d *DirectDebit) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[transactionWire](b, d)
+}
+
+func (d *DirectDebit) fromWire(w *transactionWire) {
+	t := w.read()
+	*d = DirectDebit{
+		TransactionID: t.transactionID, Description: t.description, ClientReference: t.clientReference,
+		Amount: DecimalAmount(t.amount), Charges: DecimalAmount(t.charges), AmountAfterCharges: DecimalAmount(t.amountAfterCharges),
+		AmountCharged: DecimalAmount(t.amountCharged), DeliveryFee: DecimalAmount(t.deliveryFee),
+	}
 }
 
 // Charge debits a customer's wallet under their APPROVED mandate on the channel, with no
@@ -296,8 +327,9 @@ func (s *MandatesService) Charge(ctx context.Context, p *DirectDebitParams) (*Di
 }
 
 // DirectDebitTransaction is the status check of a direct-debit charge: the receive status
-// shape with decimal amounts. ResponseCode describes the transaction: 0000 with Paid when
-// paid, 0001 while pending, a failure code such as 2001 once it failed.
+// shape with decimal amounts. Amount, Charges and AmountAfterCharges hold minor units
+// (DecimalAmount(4999) is 49.99). ResponseCode describes the transaction: 0000 with Paid
+// when paid, 0001 while pending, a failure code such as 2001 once it failed.
 type DirectDebitTransaction struct {
 	StatusResponse
 
@@ -314,14 +346,23 @@ type DirectDebitTransaction struct {
 	IsFulfilled           bool             `json:"isFulfilled"`
 }
 
-// UnmarshalJSON reads the transaction, accepting the date in ISO 8601 or in the
-// "YYYY-MM-DD HH:MM:SS" UTC form.
+// UnmarshalJSON reads the transaction on either wire: decimal amounts, the date in ISO
+// 8601 or "YYYY-MM-DD HH:MM:SS" UTC, nulls as empty. A field it cannot read is left
+// empty; the state fields beside it are still read.
 func (t *DirectDebitTransaction) UnmarshalJSON(b []byte) error {
-	type fields DirectDebitTransaction
-	return json.Unmarshal(b, &struct {
-		*fields
-		Date *serviceTime `json:"date"`
-	}{(*fields)(t), (*serviceTime)(&t.Date)})
+	return unmarshalWire[collectionStatusWire](b, t)
+}
+
+func (t *DirectDebitTransaction) fromWire(w *collectionStatusWire) { t.fromStatus(w, t.StatusResponse) }
+
+func (t *DirectDebitTransaction) fromStatus(w *collectionStatusWire, r StatusResponse) {
+	c := w.read(majorUnits)
+	*t = DirectDebitTransaction{
+		StatusResponse: r, Date: c.date, Status: c.status, TransactionID: c.transactionID,
+		ExternalTransactionID: c.externalTransactionID, PaymentMethod: c.paymentMethod, ClientReference: c.clientReference,
+		CurrencyCode: c.currency, Amount: DecimalAmount(c.amount), Charges: DecimalAmount(c.charges),
+		AmountAfterCharges: DecimalAmount(c.amountAfterCharges), IsFulfilled: c.isFulfilled,
+	}
 }
 
 // Succeeded reports whether the charge was paid.
@@ -344,5 +385,5 @@ func (s *MandatesService) ChargeStatus(ctx context.Context, clientReference stri
 		return nil, err
 	}
 	path := pathf("/v1/payments/direct-debit/status/%s", clientReference)
-	return statusCheck[DirectDebitTransaction](ctx, s.client, path, nil)
+	return statusCheck[DirectDebitTransaction, collectionStatusWire](ctx, s.client, path, nil)
 }
