@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -198,7 +199,8 @@ func (s *MandatesService) Status(ctx context.Context, clientReferenceID string) 
 
 // Cancel cancels the mandate of a customer's number and returns it CANCELLED; it can no
 // longer be charged until Reactivate. ErrNotFound means the number has no mandate to
-// cancel.
+// cancel. The provider answers a cancel with data true and no mandate: Cancel then
+// returns a Mandate holding the number and CANCELLED; data false is an *APIError.
 func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*Mandate, error) {
 	if err := required("customerMsisdn", customerMSISDN); err != nil {
 		return nil, err
@@ -211,7 +213,39 @@ func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*M
 	// A GET that changes state: once it may have been done, a second try would answer
 	// 404 and hide the success, so it is not re-sent. Status tells the truth.
 	o.auth, o.retry = authBasic, retryWrite
-	return send[Mandate](ctx, s.client, o)
+	env := new(envelope[cancelAnswer])
+	if err := s.client.do(ctx, o, env); err != nil {
+		return nil, err
+	}
+	switch done := env.Data.done; {
+	case done == nil:
+		return &env.Data.mandate, nil
+	case *done:
+		return &Mandate{CustomerMSISDN: msisdn, PreapprovalStatus: MandateStatusCancelled}, nil
+	}
+	message := env.Message
+	if message == "" {
+		message = "the service answered data false: the mandate was not cancelled"
+	}
+	return nil, &APIError{StatusCode: http.StatusOK, Code: env.code(), Message: message, Method: o.method, Path: maskNumbers(o.path)}
+}
+
+// cancelAnswer is the data of a cancel: the cancelled mandate on the spec's wire, a
+// boolean on the provider's (true: cancelled).
+type cancelAnswer struct {
+	mandate Mandate
+	done    *bool
+}
+
+// UnmarshalJSON reads a boolean or a mandate.
+func (a *cancelAnswer) UnmarshalJSON(b []byte) error {
+	switch t := string(bytes.TrimSpace(b)); t {
+	case "true", "false":
+		done := t == "true"
+		a.done = &done
+		return nil
+	}
+	return a.mandate.UnmarshalJSON(b)
 }
 
 // MandateReactivateParams asks again for the approval of a customer's cancelled mandate.
