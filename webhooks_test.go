@@ -218,6 +218,9 @@ func FuzzParseEvent(f *testing.F) {
 	for _, e := range entries {
 		f.Add(fixture(f, "events/"+e.Name()))
 	}
+	for _, body := range providerFixtures(f) {
+		f.Add(body) // the provider's callbacks, its checkout webhook, and bodies that are no event
+	}
 	f.Add([]byte(`{"event":"payment.succeeded","data":{"reference":"r","status":"SUCCEEDED"}}`))
 	f.Add([]byte(`{"ResponseCode":"0000","Data":{"ClientReference":"r","AmountDebited":"1.5"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {

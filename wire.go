@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // This file holds the tolerant readers every wire struct uses for the fields the two
@@ -344,8 +345,8 @@ func (t *wireText) UnmarshalJSON(b []byte) error {
 	}
 	switch c := b[0]; {
 	case c == '"':
-		if bytes.IndexByte(b, '\\') < 0 && len(b) >= 2 {
-			*t = wireText(b[1 : len(b)-1]) // the common case: nothing to unescape
+		if len(b) >= 2 && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+			*t = wireText(b[1 : len(b)-1]) // the common case: nothing to unescape or replace
 			return nil
 		}
 		var s string
