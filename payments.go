@@ -68,9 +68,10 @@ type Payment struct {
 	Status      PaymentStatus      `json:"status"`
 	Environment PaymentEnvironment `json:"environment,omitempty"`
 	// Method is empty until the payment is made.
-	Method   PaymentMethod `json:"method,omitempty"`
-	Amount   int64         `json:"amount"`
-	Currency string        `json:"currency"`
+	Method PaymentMethod `json:"method,omitempty"`
+	// Amount is in minor units (5000 is 50.00).
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
 	// Fee is the platform fee and Net the amount minus the fee, in minor units.
 	Fee         int64    `json:"fee"`
 	Net         int64    `json:"net"`
