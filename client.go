@@ -512,21 +512,13 @@ func send[T any](ctx context.Context, c *Client, o *op) (*T, error) {
 // envelopeHeader holds what the three envelope families of the service say about the
 // outcome: {success, data}, {message, responseCode, data} and {ResponseCode, Message,
 // Data}. JSON keys match case-insensitively, so one struct reads all three, and error
-// bodies ({success:false, message, code}) too.
+// bodies ({success:false, message, code}) too; the code is read by wireCode, under
+// responseCode or code.
 type envelopeHeader struct {
-	Success      *bool        `json:"success"`
-	Message      string       `json:"message"`
-	ResponseCode ResponseCode `json:"responseCode"`
-	Code         ResponseCode `json:"code"`
-	Field        string       `json:"field"`
-}
-
-// code is the response code of the body, whichever key carried it.
-func (h *envelopeHeader) code() ResponseCode {
-	if h.ResponseCode != "" {
-		return h.ResponseCode
-	}
-	return h.Code
+	Success *bool  `json:"success"`
+	Message string `json:"message"`
+	wireCode
+	Field string `json:"field"`
 }
 
 // failed reports whether a 2xx body nevertheless reports a failure.

@@ -14,8 +14,9 @@ import (
 )
 
 // FuzzEnvelope feeds the pipeline's decoder (response.read into envelope[T]) every
-// recorded fixture and what the fuzzer makes of them, for every result type the SDK
-// decodes. Nothing may panic; a body that is refused is refused as unreadable; an error
+// recorded fixture, the provider's under testdata/provider included, and what the fuzzer
+// makes of them, for every result type the SDK decodes and every status check's wire
+// form. Nothing may panic; a body that is refused is refused as unreadable; an error
 // body is kept for the *APIError; and a body accepted as success must re-encode to JSON
 // that decodes, again as success, to the same value: nothing accepted is silently
 // changed on the way through.
@@ -27,6 +28,9 @@ func FuzzEnvelope(f *testing.F) {
 	f.Add([]byte(`{"Success":true,"DATA":{"id":"cust_1"},"data":{"id":"cust_2"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, rt := range envelopeRoundTrips {
+			rt.check(t, body)
+		}
+		for _, rt := range statusRoundTrips {
 			rt.check(t, body)
 		}
 	})
@@ -45,6 +49,45 @@ var envelopeRoundTrips = []envelopeRoundTrip{
 	roundTripOf[DirectSend]{}, roundTripOf[SendTransaction]{},
 	roundTripOf[BankTransfer]{}, roundTripOf[BankTransferTransaction]{},
 	roundTripOf[Mandate]{}, roundTripOf[DirectDebit]{}, roundTripOf[DirectDebitTransaction]{},
+}
+
+// statusRoundTrips are the status checks as statusCheck reads them, on either wire: the
+// wire form under the envelope's code (the provider's word "success" among them),
+// converted into the result.
+var statusRoundTrips = []envelopeRoundTrip{
+	statusRoundTrip[ReceiveTransaction, collectionStatusWire, *ReceiveTransaction]{},
+	statusRoundTrip[DirectDebitTransaction, collectionStatusWire, *DirectDebitTransaction]{},
+	statusRoundTrip[SendTransaction, payoutStatusWire, *SendTransaction]{},
+	statusRoundTrip[BankTransferTransaction, payoutStatusWire, *BankTransferTransaction]{},
+}
+
+type statusRoundTrip[T, W any, PT interface {
+	*T
+	fromStatus(w *W, r StatusResponse)
+}] struct{}
+
+// check converts an accepted body as the status check does; the result, in minor units
+// whatever the wire, must re-encode to JSON that reads back to the same result.
+func (statusRoundTrip[T, W, PT]) check(t *testing.T, body []byte) {
+	t.Helper()
+	env, ok := readEnvelope[W](t, http.StatusOK, body)
+	if !ok {
+		return
+	}
+	result := PT(new(T))
+	result.fromStatus(&env.Data, StatusResponse{ResponseCode: env.code(), Message: env.Message})
+	first, err := json.Marshal(result)
+	if err != nil {
+		t.Fatalf("%T: %q was read but does not encode: %v", result, body, err)
+	}
+	again := PT(new(T))
+	if err := json.Unmarshal(first, again); err != nil {
+		t.Fatalf("%T: %q was read as %s, which does not decode: %v", result, body, first, err)
+	}
+	second, err := json.Marshal(again)
+	if err != nil || !bytes.Equal(first, second) {
+		t.Fatalf("%T: %q was read as\n%s\nwhich decodes to\n%s (%v)", result, body, first, second, err)
+	}
 }
 
 type envelopeRoundTrip interface {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -73,8 +74,17 @@ type CheckoutEvent struct {
 	Environment PaymentEnvironment `json:"environment,omitempty"`
 	CreatedAt   time.Time          `json:"createdAt,omitzero"`
 	// Data is the payment, SUCCEEDED, with its method, fee, net, paidAt, customer and
-	// payment details. Amounts are integer minor units (5000 is 50.00).
+	// payment details. Amounts are integer minor units (5000 is 50.00). From the
+	// provider's webhook, Data holds what it carries: Reference its CheckoutId (the
+	// reference Payments.Get takes), ID its SalesInvoiceId, Status, Amount (0.5 cedi is
+	// 50), Description, the customer's phone and the mobile-money details.
 	Data Payment `json:"data"`
+	// ClientReference is the merchant's reference of the checkout, carried by the
+	// provider's webhook; empty on the spec's, whose payment holds it in
+	// Data.Metadata["clientReference"].
+	ClientReference string `json:"clientReference,omitempty"`
+	// ResponseCode is the provider's webhook's code (0000); the spec's carries none.
+	ResponseCode ResponseCode `json:"responseCode,omitempty"`
 }
 
 // Kind returns EventKindPaymentSucceeded.
@@ -95,8 +105,9 @@ func (e *CheckoutEvent) State() EventState {
 	return EventPending
 }
 
-// Code returns "": the checkout webhook carries no response code.
-func (*CheckoutEvent) Code() ResponseCode { return "" }
+// Code returns the provider's webhook's response code, or "" for the spec's webhook,
+// which carries none.
+func (e *CheckoutEvent) Code() ResponseCode { return e.ResponseCode }
 
 // SubscriptionTrialEvent is the webhook customer.subscription.trial, sent to the webhook
 // URL registered in the dashboard when a subscription's free trial starts. The spec
@@ -134,8 +145,9 @@ type TransactionCallback struct {
 	Data    TransactionCallbackData `json:"Data"`
 }
 
-// TransactionCallbackData is the transaction a TransactionCallback reports. Amounts are
-// decimals in major units on the wire (Amount 0 on some failures).
+// TransactionCallbackData is the transaction a TransactionCallback reports. Amounts hold
+// minor units (DecimalAmount(80) is 0.80), read from the decimals in major units both
+// wires write (Amount 0 on some failures, and for an amount the SDK cannot read).
 type TransactionCallbackData struct {
 	Amount             DecimalAmount `json:"Amount"`
 	Charges            DecimalAmount `json:"Charges"`
@@ -149,6 +161,22 @@ type TransactionCallbackData struct {
 	OrderID               string `json:"OrderId"`
 	// PaymentDate is kept as the service wrote it; the spec does not fix its format.
 	PaymentDate string `json:"PaymentDate"`
+}
+
+// UnmarshalJSON reads the transaction on either wire. A field it cannot read is left
+// empty: the callback's code still says its state.
+func (d *TransactionCallbackData) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[transactionWire](b, d)
+}
+
+func (d *TransactionCallbackData) fromWire(w *transactionWire) {
+	t := w.read()
+	*d = TransactionCallbackData{
+		Amount: DecimalAmount(t.amount), Charges: DecimalAmount(t.charges), AmountAfterCharges: DecimalAmount(t.amountAfterCharges),
+		AmountCharged: DecimalAmount(t.amountCharged), Description: t.description, ClientReference: t.clientReference,
+		TransactionID: t.transactionID, ExternalTransactionID: t.externalTransactionID, OrderID: t.orderID,
+		PaymentDate: t.paymentDate,
+	}
 }
 
 // Kind returns EventKindTransaction.
@@ -171,8 +199,9 @@ type PayoutCallback struct {
 	Data         PayoutCallbackData `json:"Data"`
 }
 
-// PayoutCallbackData is the payout a PayoutCallback reports. Amounts are decimals in
-// major units on the wire.
+// PayoutCallbackData is the payout a PayoutCallback reports. Amounts hold minor units
+// (DecimalAmount(80) is 0.80), read from the decimals in major units both wires write:
+// the provider's Charges 0.010 is 1. An amount the SDK cannot read is 0.
 type PayoutCallbackData struct {
 	AmountDebited   DecimalAmount `json:"AmountDebited"`
 	Amount          DecimalAmount `json:"Amount"`
@@ -188,6 +217,21 @@ type PayoutCallbackData struct {
 	RecipientName string `json:"RecipientName"`
 	// Meta is passed through as the service wrote it; the spec does not describe it.
 	Meta json.RawMessage `json:"Meta,omitempty"`
+}
+
+// UnmarshalJSON reads the payout on either wire. A field it cannot read is left empty:
+// the callback's code still says its state.
+func (d *PayoutCallbackData) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[payoutWire](b, d)
+}
+
+func (d *PayoutCallbackData) fromWire(w *payoutWire) {
+	p := w.read()
+	*d = PayoutCallbackData{
+		AmountDebited: DecimalAmount(p.amountDebited), Amount: DecimalAmount(p.amount), Charges: DecimalAmount(p.charges),
+		TransactionID: p.transactionID, Description: p.description, ClientReference: p.clientReference,
+		ExternalTransactionID: p.externalTransactionID, RecipientName: p.recipientName, Meta: p.meta,
+	}
 }
 
 // Kind returns EventKindPayout.
@@ -213,6 +257,20 @@ type MandateCallback struct {
 	ClientReferenceID    string        `json:"ClientReferenceId"`
 	// CreatedAt is kept as the service wrote it; the spec does not fix its format.
 	CreatedAt string `json:"CreatedAt"`
+}
+
+// UnmarshalJSON reads the callback in either casing, its status in any casing (the
+// provider's FAILED included). A field it cannot read is left empty.
+func (c *MandateCallback) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[mandateWire](b, c)
+}
+
+func (c *MandateCallback) fromWire(w *mandateWire) {
+	*c = MandateCallback{
+		CustomerMsisdn: string(w.CustomerMSISDN), VerificationType: w.verification(), PreapprovalStatus: w.status(),
+		ServicePreapprovalID: string(w.ServicePreApprovalID), ClientReferenceID: string(w.ClientReferenceID),
+		CreatedAt: w.createdAtText(),
+	}
 }
 
 // Kind returns EventKindMandate.
@@ -257,7 +315,11 @@ func codeState(code ResponseCode) EventState {
 // recognises every payload of SPEC "Events" by its shape: the checkout payment.succeeded
 // webhook (with or without id, environment and createdAt), the customer.subscription.trial
 // webhook, the transaction callbacks of receive, direct debit and SDK payments, the send
-// and send-to-bank callbacks, and the mandate callback.
+// and send-to-bank callbacks, and the mandate callback. It reads the provider's wire
+// too: its checkout webhook ({ResponseCode, Status, Data: {CheckoutId, ...}}) as a
+// *CheckoutEvent, amounts in cedis, keys in either casing, the mandate status FAILED. A
+// field it cannot read (an amount finer than a minor unit, a number where text was
+// expected) is left empty: the state fields still decide the event.
 //
 // Anything else, and a payload without the fields that identify it (its reference, and
 // the response code of a transaction or payout callback), is an error matching
@@ -267,13 +329,14 @@ func ParseEvent(body []byte) (Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
 	}
-	ev, err := sh.newEvent()
+	form, err := sh.newForm()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
 	}
-	if err := json.Unmarshal(body, ev); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidEvent, ev.Kind(), err)
+	if err := json.Unmarshal(body, form); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidEvent, form.event().Kind(), err)
 	}
+	ev := form.event()
 	if missing := ev.missing(); missing != "" {
 		return nil, fmt.Errorf("%w: %s without %s", ErrInvalidEvent, ev.Kind(), missing)
 	}
@@ -284,6 +347,78 @@ func ParseEvent(body []byte) (Event, error) {
 type parsedEvent interface {
 	Event
 	missing() string
+}
+
+// eventForm is what ParseEvent decodes a body into: an event read as it is, or a wire
+// form of another shape that it converts into one.
+type eventForm interface {
+	event() parsedEvent
+}
+
+func (e *CheckoutEvent) event() parsedEvent          { return e }
+func (e *SubscriptionTrialEvent) event() parsedEvent { return e }
+func (c *TransactionCallback) event() parsedEvent    { return c }
+func (c *PayoutCallback) event() parsedEvent         { return c }
+func (c *MandateCallback) event() parsedEvent        { return c }
+
+// checkoutWebhookWire is the provider's checkout webhook: {ResponseCode, Status, Data:
+// {CheckoutId, SalesInvoiceId, ClientReference, Status, Amount, CustomerPhoneNumber,
+// PaymentDetails, Description}}, its amount in cedis.
+type checkoutWebhookWire struct {
+	wireCode
+	Status wireText `json:"Status"`
+	Data   struct {
+		CheckoutID          wireText   `json:"CheckoutId"`
+		SalesInvoiceID      wireText   `json:"SalesInvoiceId"`
+		ClientReference     wireText   `json:"ClientReference"`
+		Status              wireText   `json:"Status"`
+		Amount              wireAmount `json:"Amount"`
+		CustomerPhoneNumber wireText   `json:"CustomerPhoneNumber"`
+		PaymentDetails      struct {
+			MobileMoneyNumber wireText `json:"MobileMoneyNumber"`
+			PaymentType       wireText `json:"PaymentType"`
+			Channel           wireText `json:"Channel"`
+		} `json:"PaymentDetails"`
+		Description wireText `json:"Description"`
+	} `json:"Data"`
+}
+
+// checkoutStates are the provider's words for a checkout's state, folded to lower case;
+// any other word is pending, never a success.
+var checkoutStates = map[string]PaymentStatus{
+	"success": PaymentStatusSucceeded, "successful": PaymentStatusSucceeded, "paid": PaymentStatusSucceeded,
+	"succeeded": PaymentStatusSucceeded,
+	"failed":    PaymentStatusFailed, "failure": PaymentStatusFailed, "declined": PaymentStatusFailed,
+	"cancelled": PaymentStatusFailed, "canceled": PaymentStatusFailed, "expired": PaymentStatusFailed,
+}
+
+// checkoutMethods are the provider's payment types, folded to lower case.
+var checkoutMethods = map[string]PaymentMethod{
+	"mobilemoney": PaymentMethodMobileMoney, "card": PaymentMethodCard, "banktransfer": PaymentMethodBankTransfer,
+}
+
+// event converts the provider's webhook into a CheckoutEvent. The state is the data's
+// Status, else the envelope's; the reference is CheckoutId, the checkout session's
+// reference, which Payments.Get confirms it with.
+func (w *checkoutWebhookWire) event() parsedEvent {
+	d := &w.Data
+	word := strings.ToLower(strings.TrimSpace(firstText(d.Status, w.Status)))
+	status, ok := checkoutStates[word]
+	if !ok {
+		status = PaymentStatusPending
+	}
+	method := checkoutMethods[strings.ToLower(strings.TrimSpace(string(d.PaymentDetails.PaymentType)))]
+	return &CheckoutEvent{
+		Event: EventKindPaymentSucceeded,
+		Data: Payment{
+			ID: string(d.SalesInvoiceID), Reference: string(d.CheckoutID), Status: status, Method: method,
+			Amount: d.Amount.minorOr0(majorUnits), Description: string(d.Description),
+			Customer:          PaymentCustomer{Phone: string(d.CustomerPhoneNumber)},
+			MobileMoneyDetail: MobileMoneyDetail{Network: string(d.PaymentDetails.Channel), Phone: string(d.PaymentDetails.MobileMoneyNumber)},
+		},
+		ClientReference: string(d.ClientReference),
+		ResponseCode:    w.code(),
+	}
 }
 
 func (e *CheckoutEvent) missing() string { return firstMissing("data.reference", e.Data.Reference) }
@@ -332,6 +467,8 @@ const (
 	keyAmountCharged
 	keyPaymentDate
 	keyOrderID
+	// … and the provider's checkout webhook's.
+	keyCheckoutID
 )
 
 const (
@@ -351,7 +488,7 @@ var (
 	dataKeys = []namedKey{
 		{"AmountDebited", keyAmountDebited}, {"RecipientName", keyRecipientName}, {"Meta", keyMeta},
 		{"AmountAfterCharges", keyAmountAfterCharges}, {"AmountCharged", keyAmountCharged},
-		{"PaymentDate", keyPaymentDate}, {"OrderId", keyOrderID},
+		{"PaymentDate", keyPaymentDate}, {"OrderId", keyOrderID}, {"CheckoutId", keyCheckoutID},
 	}
 )
 
@@ -371,8 +508,8 @@ type shape struct {
 	event []byte // the raw string value of "event"
 }
 
-// newEvent returns an empty event of the type the shape belongs to.
-func (sh shape) newEvent() (parsedEvent, error) {
+// newForm returns an empty form of the event the shape belongs to.
+func (sh shape) newForm() (eventForm, error) {
 	has := func(k shapeKey) bool { return sh.keys&k == k }
 	switch {
 	case has(keyEvent):
@@ -388,6 +525,8 @@ func (sh shape) newEvent() (parsedEvent, error) {
 	case has(keyResponseCode | keyData):
 		payout, transaction := sh.keys&payoutKeys != 0, sh.keys&transactionKeys != 0
 		switch {
+		case has(keyCheckoutID) && !payout && !transaction:
+			return new(checkoutWebhookWire), nil
 		case payout && !transaction:
 			return new(PayoutCallback), nil
 		case transaction && !payout, !payout && !transaction && has(keyMessage):

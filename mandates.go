@@ -1,8 +1,8 @@
 package billing
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -62,6 +62,22 @@ type Mandate struct {
 	OTPPrefix         string        `json:"otpPrefix,omitempty"`
 	PreapprovalStatus MandateStatus `json:"preapprovalStatus"`
 	CreatedAt         time.Time     `json:"createdAt,omitzero"`
+}
+
+// UnmarshalJSON reads the mandate in either casing, its status in any casing (FAILED
+// included) and createdAt in ISO 8601 or "YYYY-MM-DD HH:MM:SS" UTC. A field it cannot
+// read is left empty; the status beside it is still read.
+func (m *Mandate) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[mandateWire](b, m)
+}
+
+func (m *Mandate) fromWire(w *mandateWire) {
+	*m = Mandate{
+		ServicePreApprovalID: string(w.ServicePreApprovalID), ClientReferenceID: string(w.ClientReferenceID),
+		CustomerMSISDN: string(w.CustomerMSISDN), Channel: DirectDebitChannel(w.Channel),
+		VerificationType: w.verification(), OTPPrefix: string(w.OTPPrefix), PreapprovalStatus: w.status(),
+		CreatedAt: readTime(w.CreatedAt).at,
+	}
 }
 
 // IsPending reports whether the mandate waits for the customer's approval.
@@ -183,7 +199,8 @@ func (s *MandatesService) Status(ctx context.Context, clientReferenceID string) 
 
 // Cancel cancels the mandate of a customer's number and returns it CANCELLED; it can no
 // longer be charged until Reactivate. ErrNotFound means the number has no mandate to
-// cancel.
+// cancel. The provider answers a cancel with data true and no mandate: Cancel then
+// returns a Mandate holding the number and CANCELLED; data false is an *APIError.
 func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*Mandate, error) {
 	if err := required("customerMsisdn", customerMSISDN); err != nil {
 		return nil, err
@@ -196,7 +213,39 @@ func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*M
 	// A GET that changes state: once it may have been done, a second try would answer
 	// 404 and hide the success, so it is not re-sent. Status tells the truth.
 	o.auth, o.retry = authBasic, retryWrite
-	return send[Mandate](ctx, s.client, o)
+	env := new(envelope[cancelAnswer])
+	if err := s.client.do(ctx, o, env); err != nil {
+		return nil, err
+	}
+	switch done := env.Data.done; {
+	case done == nil:
+		return &env.Data.mandate, nil
+	case *done:
+		return &Mandate{CustomerMSISDN: msisdn, PreapprovalStatus: MandateStatusCancelled}, nil
+	}
+	message := env.Message
+	if message == "" {
+		message = "the service answered data false: the mandate was not cancelled"
+	}
+	return nil, &APIError{StatusCode: http.StatusOK, Code: env.code(), Message: message, Method: o.method, Path: maskNumbers(o.path)}
+}
+
+// cancelAnswer is the data of a cancel: the cancelled mandate on the spec's wire, a
+// boolean on the provider's (true: cancelled).
+type cancelAnswer struct {
+	mandate Mandate
+	done    *bool
+}
+
+// UnmarshalJSON reads a boolean or a mandate.
+func (a *cancelAnswer) UnmarshalJSON(b []byte) error {
+	switch t := string(bytes.TrimSpace(b)); t {
+	case "true", "false":
+		done := t == "true"
+		a.done = &done
+		return nil
+	}
+	return a.mandate.UnmarshalJSON(b)
 }
 
 // MandateReactivateParams asks again for the approval of a customer's cancelled mandate.
@@ -265,7 +314,8 @@ func (p *DirectDebitParams) validate() error {
 	)
 }
 
-// DirectDebit is the service's acceptance of a direct-debit charge. Amounts are decimals.
+// DirectDebit is the service's acceptance of a direct-debit charge. Amounts hold minor
+// units (DecimalAmount(4999) is 49.99), read from the decimals of either wire.
 type DirectDebit struct {
 	TransactionID      string        `json:"TransactionId"`
 	Description        string        `json:"Description,omitempty"`
@@ -275,6 +325,21 @@ type DirectDebit struct {
 	AmountAfterCharges DecimalAmount `json:"AmountAfterCharges"`
 	AmountCharged      DecimalAmount `json:"AmountCharged"`
 	DeliveryFee        DecimalAmount `json:"DeliveryFee"`
+}
+
+// UnmarshalJSON reads the acceptance, its amounts in major units on both wires. A field
+// it cannot read is left empty.
+func (d *DirectDebit) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[transactionWire](b, d)
+}
+
+func (d *DirectDebit) fromWire(w *transactionWire) {
+	t := w.read()
+	*d = DirectDebit{
+		TransactionID: t.transactionID, Description: t.description, ClientReference: t.clientReference,
+		Amount: DecimalAmount(t.amount), Charges: DecimalAmount(t.charges), AmountAfterCharges: DecimalAmount(t.amountAfterCharges),
+		AmountCharged: DecimalAmount(t.amountCharged), DeliveryFee: DecimalAmount(t.deliveryFee),
+	}
 }
 
 // Charge debits a customer's wallet under their APPROVED mandate on the channel, with no
@@ -296,8 +361,9 @@ func (s *MandatesService) Charge(ctx context.Context, p *DirectDebitParams) (*Di
 }
 
 // DirectDebitTransaction is the status check of a direct-debit charge: the receive status
-// shape with decimal amounts. ResponseCode describes the transaction: 0000 with Paid when
-// paid, 0001 while pending, a failure code such as 2001 once it failed.
+// shape with decimal amounts. Amount, Charges and AmountAfterCharges hold minor units
+// (DecimalAmount(4999) is 49.99). ResponseCode describes the transaction: 0000 with Paid
+// when paid, 0001 while pending, a failure code such as 2001 once it failed.
 type DirectDebitTransaction struct {
 	StatusResponse
 
@@ -314,14 +380,23 @@ type DirectDebitTransaction struct {
 	IsFulfilled           bool             `json:"isFulfilled"`
 }
 
-// UnmarshalJSON reads the transaction, accepting the date in ISO 8601 or in the
-// "YYYY-MM-DD HH:MM:SS" UTC form.
+// UnmarshalJSON reads the transaction on either wire: decimal amounts, the date in ISO
+// 8601 or "YYYY-MM-DD HH:MM:SS" UTC, nulls as empty. A field it cannot read is left
+// empty; the state fields beside it are still read.
 func (t *DirectDebitTransaction) UnmarshalJSON(b []byte) error {
-	type fields DirectDebitTransaction
-	return json.Unmarshal(b, &struct {
-		*fields
-		Date *serviceTime `json:"date"`
-	}{(*fields)(t), (*serviceTime)(&t.Date)})
+	return unmarshalWire[collectionStatusWire](b, t)
+}
+
+func (t *DirectDebitTransaction) fromWire(w *collectionStatusWire) { t.fromStatus(w, t.StatusResponse) }
+
+func (t *DirectDebitTransaction) fromStatus(w *collectionStatusWire, r StatusResponse) {
+	c := w.read(majorUnits)
+	*t = DirectDebitTransaction{
+		StatusResponse: r, Date: c.date, Status: c.status, TransactionID: c.transactionID,
+		ExternalTransactionID: c.externalTransactionID, PaymentMethod: c.paymentMethod, ClientReference: c.clientReference,
+		CurrencyCode: c.currency, Amount: DecimalAmount(c.amount), Charges: DecimalAmount(c.charges),
+		AmountAfterCharges: DecimalAmount(c.amountAfterCharges), IsFulfilled: c.isFulfilled,
+	}
 }
 
 // Succeeded reports whether the charge was paid.
@@ -344,5 +419,5 @@ func (s *MandatesService) ChargeStatus(ctx context.Context, clientReference stri
 		return nil, err
 	}
 	path := pathf("/v1/payments/direct-debit/status/%s", clientReference)
-	return statusCheck[DirectDebitTransaction](ctx, s.client, path, nil)
+	return statusCheck[DirectDebitTransaction, collectionStatusWire](ctx, s.client, path, nil)
 }

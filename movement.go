@@ -1,7 +1,9 @@
 package billing
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -199,3 +201,264 @@ func (o *Outcome) IsFinal() bool { return o.State == EventSucceeded || o.State =
 // IsPending reports whether the final state is still unknown. A pending outcome is not a
 // failure: the money may still move.
 func (o *Outcome) IsPending() bool { return !o.IsFinal() }
+
+// The wire forms of a money movement. Each is one unexported struct read with the
+// tolerant types of wire.go, so no field can fail the decode of the state beside it,
+// and each has one conversion into SDK units that every exported result of that form
+// shares. Keys match case-insensitively, so one struct reads both casings.
+
+// unmarshalWire decodes b into the wire form W and fills t from it. null leaves t as
+// it is, as encoding/json does for a value without a decoder of its own.
+func unmarshalWire[W any, PT interface{ fromWire(*W) }](b []byte, t PT) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var w W
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	t.fromWire(&w)
+	return nil
+}
+
+// acceptedWire is the acceptance of a receive or a send: the spec's {id, reference,
+// status, amount, fee, ...} in minor units, or the provider's {TransactionId,
+// ClientReference, Amount, Charges, ...} in cedis.
+type acceptedWire struct {
+	ID              wireText `json:"id"`
+	TransactionID   wireText `json:"TransactionId"`
+	Reference       wireText `json:"reference"`
+	ClientReference wireText `json:"ClientReference"`
+	Status          wireText `json:"status"`
+	Currency        wireText `json:"currency"`
+	Phone           wireText `json:"phone"`
+	Provider        wireText `json:"provider"`
+	Name            wireText `json:"name"`
+	RecipientName   wireText `json:"RecipientName"`
+	Description     wireText `json:"description"`
+	CreatedAt       wireTime `json:"createdAt"`
+
+	Amount             wireAmount `json:"amount"`
+	Fee                wireAmount `json:"fee"`
+	Charges            wireAmount `json:"Charges"`
+	AmountAfterCharges wireAmount `json:"AmountAfterCharges"`
+	AmountCharged      wireAmount `json:"AmountCharged"`
+	AmountDebited      wireAmount `json:"AmountDebited"`
+	DeliveryFee        wireAmount `json:"DeliveryFee"`
+}
+
+// acceptance is an acceptedWire in SDK units.
+type acceptance struct {
+	id, reference, status, currency, phone, provider, name, description string
+	amount, fee                                                         int64
+	createdAt                                                           time.Time
+}
+
+func (w *acceptedWire) read() acceptance {
+	u := objectUnit(minorUnits, w.Amount, w.Fee, w.Charges, w.AmountAfterCharges, w.AmountCharged, w.AmountDebited, w.DeliveryFee)
+	fee := w.Fee
+	if !fee.present() {
+		fee = w.Charges
+	}
+	return acceptance{
+		id: firstText(w.ID, w.TransactionID), reference: firstText(w.Reference, w.ClientReference),
+		status: string(w.Status), currency: string(w.Currency), phone: string(w.Phone), provider: string(w.Provider),
+		name: firstText(w.Name, w.RecipientName), description: string(w.Description),
+		amount: w.Amount.minorOr0(u), fee: fee.minorOr0(u), createdAt: w.CreatedAt.at,
+	}
+}
+
+// firstText returns the first non-empty text: the spec's key, then the provider's.
+func firstText(texts ...wireText) string {
+	for _, t := range texts {
+		if t != "" {
+			return string(t)
+		}
+	}
+	return ""
+}
+
+// transactionWire is the Pascal form of a collection: the transaction callback, the
+// direct-debit acceptance and the provider's receive acceptance. Its amounts are
+// decimals in major units on both wires.
+type transactionWire struct {
+	Amount                wireAmount `json:"Amount"`
+	Charges               wireAmount `json:"Charges"`
+	AmountAfterCharges    wireAmount `json:"AmountAfterCharges"`
+	AmountCharged         wireAmount `json:"AmountCharged"`
+	DeliveryFee           wireAmount `json:"DeliveryFee"`
+	Description           wireText   `json:"Description"`
+	ClientReference       wireText   `json:"ClientReference"`
+	TransactionID         wireText   `json:"TransactionId"`
+	ExternalTransactionID wireText   `json:"ExternalTransactionId"`
+	OrderID               wireText   `json:"OrderId"`
+	PaymentDate           wireText   `json:"PaymentDate"`
+}
+
+// transaction is a transactionWire in minor units.
+type transaction struct {
+	amount, charges, amountAfterCharges, amountCharged, deliveryFee                          int64
+	description, clientReference, transactionID, externalTransactionID, orderID, paymentDate string
+}
+
+func (w *transactionWire) read() transaction {
+	u := majorUnits
+	return transaction{
+		amount: w.Amount.minorOr0(u), charges: w.Charges.minorOr0(u), amountAfterCharges: w.AmountAfterCharges.minorOr0(u),
+		amountCharged: w.AmountCharged.minorOr0(u), deliveryFee: w.DeliveryFee.minorOr0(u),
+		description: string(w.Description), clientReference: string(w.ClientReference), transactionID: string(w.TransactionID),
+		externalTransactionID: string(w.ExternalTransactionID), orderID: string(w.OrderID), paymentDate: string(w.PaymentDate),
+	}
+}
+
+// payoutWire is the Pascal form of a payout: the send and send-to-bank callbacks and
+// the send-to-bank acceptance. Its amounts are decimals in major units on both wires.
+type payoutWire struct {
+	AmountDebited         wireAmount      `json:"AmountDebited"`
+	Amount                wireAmount      `json:"Amount"`
+	Charges               wireAmount      `json:"Charges"`
+	TransactionID         wireText        `json:"TransactionId"`
+	Description           wireText        `json:"Description"`
+	ClientReference       wireText        `json:"ClientReference"`
+	ExternalTransactionID wireText        `json:"ExternalTransactionId"`
+	RecipientName         wireText        `json:"RecipientName"`
+	Meta                  json.RawMessage `json:"Meta"`
+}
+
+// payout is a payoutWire in minor units.
+type payout struct {
+	amountDebited, amount, charges                                                    int64
+	transactionID, description, clientReference, externalTransactionID, recipientName string
+	meta                                                                              json.RawMessage
+}
+
+func (w *payoutWire) read() payout {
+	u := majorUnits
+	return payout{
+		amountDebited: w.AmountDebited.minorOr0(u), amount: w.Amount.minorOr0(u), charges: w.Charges.minorOr0(u),
+		transactionID: string(w.TransactionID), description: string(w.Description), clientReference: string(w.ClientReference),
+		externalTransactionID: string(w.ExternalTransactionID), recipientName: string(w.RecipientName), meta: w.Meta,
+	}
+}
+
+// collectionStatusWire is the status check of a receive or a direct-debit charge: the
+// same lower-camel object on both wires, its amounts in its kind's unit on the spec's
+// and in cedis on the provider's (see amountUnit).
+type collectionStatusWire struct {
+	Date                  wireTime        `json:"date"`
+	Status                wireText        `json:"status"`
+	TransactionID         wireText        `json:"transactionId"`
+	ExternalTransactionID wireText        `json:"externalTransactionId"`
+	PaymentMethod         wireText        `json:"paymentMethod"`
+	ClientReference       wireText        `json:"clientReference"`
+	CurrencyCode          wireText        `json:"currencyCode"`
+	Amount                wireAmount      `json:"amount"`
+	Charges               wireAmount      `json:"charges"`
+	AmountAfterCharges    wireAmount      `json:"amountAfterCharges"`
+	IsFulfilled           wireValue[bool] `json:"isFulfilled"`
+}
+
+// collectionStatus is a collectionStatusWire in minor units.
+type collectionStatus struct {
+	date                                                                           time.Time
+	status                                                                         CollectionStatus
+	transactionID, externalTransactionID, paymentMethod, clientReference, currency string
+	amount, charges, amountAfterCharges                                            int64
+	isFulfilled                                                                    bool
+}
+
+// read converts the status, reading plain integers in declared (the kind's unit).
+func (w *collectionStatusWire) read(declared amountUnit) collectionStatus {
+	u := objectUnit(declared, w.Amount, w.Charges, w.AmountAfterCharges)
+	return collectionStatus{
+		date: w.Date.at, status: foldedOneOf(w.Status, CollectionStatusPaid, CollectionStatusUnpaid),
+		transactionID: string(w.TransactionID), externalTransactionID: string(w.ExternalTransactionID),
+		paymentMethod: string(w.PaymentMethod), clientReference: string(w.ClientReference), currency: string(w.CurrencyCode),
+		amount: w.Amount.minorOr0(u), charges: w.Charges.minorOr0(u), amountAfterCharges: w.AmountAfterCharges.minorOr0(u),
+		isFulfilled: w.IsFulfilled.v,
+	}
+}
+
+// payoutStatusWire is the status check of a send or a send-to-bank.
+type payoutStatusWire struct {
+	TransactionID        wireText   `json:"TransactionId"`
+	NetworkTransactionID wireText   `json:"networkTransactionId"`
+	Amount               wireAmount `json:"Amount"`
+	Fees                 wireAmount `json:"Fees"`
+	ClientReference      wireText   `json:"ClientReference"`
+	Channel              wireText   `json:"Channel"`
+	CustomerNumber       wireText   `json:"CustomerNumber"`
+	Description          wireText   `json:"Description"`
+	TransactionStatus    wireText   `json:"transactionStatus"`
+	CreatedAt            wireTime   `json:"CreatedAt"`
+}
+
+// payoutStatus is a payoutStatusWire in minor units, with the response code the
+// transaction's state carries.
+type payoutStatus struct {
+	StatusResponse
+	transactionID, networkTransactionID, clientReference, customerNumber, description string
+	channel                                                                           PayoutChannel
+	status                                                                            PayoutStatus
+	amount, fees                                                                      int64
+	createdAt                                                                         time.Time
+}
+
+// read converts the status under the envelope's r, reading plain integers in declared
+// (the kind's unit). The provider's status check answers the word "success" for the
+// request whatever became of the payout, and writes cedis throughout: under that word
+// the integers are major units and the code is the one the payout's state implies.
+func (w *payoutStatusWire) read(declared amountUnit, r StatusResponse) payoutStatus {
+	status := foldedOneOf(w.TransactionStatus, PayoutStatusPending, PayoutStatusSuccess, PayoutStatusFailed)
+	if r.ResponseCode.isSuccessWord() {
+		declared = majorUnits
+		if code, ok := payoutStateCodes[status]; ok {
+			r.ResponseCode = code
+		}
+	}
+	u := objectUnit(declared, w.Amount, w.Fees)
+	return payoutStatus{
+		StatusResponse: r,
+		transactionID:  string(w.TransactionID), networkTransactionID: string(w.NetworkTransactionID),
+		clientReference: string(w.ClientReference), customerNumber: string(w.CustomerNumber), description: string(w.Description),
+		channel: PayoutChannel(w.Channel), status: status,
+		amount: w.Amount.minorOr0(u), fees: w.Fees.minorOr0(u), createdAt: w.CreatedAt.at,
+	}
+}
+
+// payoutStateCodes are the codes a payout's state implies where the provider writes
+// none: 0000 paid, 0001 pending, and 2001, the spec's general failure, when failed (the
+// provider's status check names no reason).
+var payoutStateCodes = map[PayoutStatus]ResponseCode{
+	PayoutStatusSuccess: CodeSuccess, PayoutStatusPending: CodeAccepted, PayoutStatusFailed: CodeFailed,
+}
+
+// mandateWire is a mandate on either wire and in either casing: the answers of the
+// mandate calls (lower camel) and the mandate callback (Pascal) share its keys.
+type mandateWire struct {
+	ServicePreApprovalID wireText `json:"servicePreApprovalId"`
+	ClientReferenceID    wireText `json:"clientReferenceId"`
+	CustomerMSISDN       wireText `json:"customerMsisdn"`
+	Channel              wireText `json:"channel"`
+	VerificationType     wireText `json:"verificationType"`
+	OTPPrefix            wireText `json:"otpPrefix"`
+	PreapprovalStatus    wireText `json:"preapprovalStatus"`
+	// CreatedAt is read as a time by Mandate and kept as written by MandateCallback.
+	CreatedAt json.RawMessage `json:"createdAt"`
+}
+
+// createdAtText returns CreatedAt as written, "" when it is no string.
+func (w *mandateWire) createdAtText() string {
+	var t wireText
+	_ = t.UnmarshalJSON(w.CreatedAt)
+	return string(t)
+}
+
+func (w *mandateWire) status() MandateStatus {
+	return foldedOneOf(w.PreapprovalStatus, MandateStatusPending, MandateStatusApproved, MandateStatusActive,
+		MandateStatusCancelled, MandateStatusFailed)
+}
+
+func (w *mandateWire) verification() VerificationType {
+	return foldedOneOf(w.VerificationType, VerificationTypeUSSD, VerificationTypeOTP)
+}

@@ -68,9 +68,10 @@ type Payment struct {
 	Status      PaymentStatus      `json:"status"`
 	Environment PaymentEnvironment `json:"environment,omitempty"`
 	// Method is empty until the payment is made.
-	Method   PaymentMethod `json:"method,omitempty"`
-	Amount   int64         `json:"amount"`
-	Currency string        `json:"currency"`
+	Method PaymentMethod `json:"method,omitempty"`
+	// Amount is in minor units (5000 is 50.00).
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
 	// Fee is the platform fee and Net the amount minus the fee, in minor units.
 	Fee         int64    `json:"fee"`
 	Net         int64    `json:"net"`
@@ -269,18 +270,35 @@ func (m mobileMoney) validate(providers []Provider) error {
 	)
 }
 
-// DirectReceive is the service's acceptance of a mobile-money prompt. Its Status is
-// always PROCESSING: the final state arrives by callback or through ReceiveStatus.
+// DirectReceive is the service's acceptance of a mobile-money prompt: the final state
+// arrives by callback or through ReceiveStatus. Status is PROCESSING on the spec's
+// wire; the provider's acceptance carries no status (its code 0001 says the same), and
+// names the transaction by its TransactionId (ID) and ClientReference (Reference).
 type DirectReceive struct {
-	ID          string    `json:"id"`
-	Reference   string    `json:"reference"`
-	Status      string    `json:"status"`
+	ID        string `json:"id"`
+	Reference string `json:"reference"`
+	Status    string `json:"status"`
+	// Amount is in minor units (2500 is 25.00), whichever unit the wire used.
 	Amount      int64     `json:"amount"`
 	Currency    string    `json:"currency"`
 	Phone       string    `json:"phone"`
 	Provider    Provider  `json:"provider"`
 	Description string    `json:"description"`
 	CreatedAt   time.Time `json:"createdAt,omitzero"`
+}
+
+// UnmarshalJSON reads the acceptance on either wire: the spec's, in minor units, or the
+// provider's, in cedis (Amount 0.8 is 80). A field it cannot read is left empty.
+func (r *DirectReceive) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[acceptedWire](b, r)
+}
+
+func (r *DirectReceive) fromWire(w *acceptedWire) {
+	a := w.read()
+	*r = DirectReceive{
+		ID: a.id, Reference: a.reference, Status: a.status, Amount: a.amount, Currency: a.currency, Phone: a.phone,
+		Provider: Provider(a.provider), Description: a.description, CreatedAt: a.createdAt,
+	}
 }
 
 // Receive prompts the customer's phone to approve a mobile-money debit. The answer only
@@ -326,22 +344,33 @@ type ReceiveTransaction struct {
 	PaymentMethod         string `json:"paymentMethod,omitempty"`
 	ClientReference       string `json:"clientReference"`
 	CurrencyCode          string `json:"currencyCode,omitempty"`
-	// Amount, Charges and AmountAfterCharges are in minor units.
+	// Amount, Charges and AmountAfterCharges are in minor units (2500 is 25.00),
+	// whichever unit the wire used: the provider's 0.1 cedi is 10. An amount the SDK
+	// cannot read is 0.
 	Amount             int64 `json:"amount"`
 	Charges            int64 `json:"charges"`
 	AmountAfterCharges int64 `json:"amountAfterCharges"`
-	// IsFulfilled is true once paid.
+	// IsFulfilled is true once paid; the provider leaves it null (false) even then.
 	IsFulfilled bool `json:"isFulfilled"`
 }
 
-// UnmarshalJSON reads the transaction, accepting the date in ISO 8601 or in the
-// "YYYY-MM-DD HH:MM:SS" UTC form.
+// UnmarshalJSON reads the transaction on either wire: amounts in minor units or in
+// cedis, the date in ISO 8601 or "YYYY-MM-DD HH:MM:SS" UTC, nulls as empty. A field it
+// cannot read is left empty; the state fields beside it are still read.
 func (t *ReceiveTransaction) UnmarshalJSON(b []byte) error {
-	type fields ReceiveTransaction
-	return json.Unmarshal(b, &struct {
-		*fields
-		Date *serviceTime `json:"date"`
-	}{(*fields)(t), (*serviceTime)(&t.Date)})
+	return unmarshalWire[collectionStatusWire](b, t)
+}
+
+func (t *ReceiveTransaction) fromWire(w *collectionStatusWire) { t.fromStatus(w, t.StatusResponse) }
+
+func (t *ReceiveTransaction) fromStatus(w *collectionStatusWire, r StatusResponse) {
+	c := w.read(minorUnits)
+	*t = ReceiveTransaction{
+		StatusResponse: r, Date: c.date, Status: c.status, TransactionID: c.transactionID,
+		ExternalTransactionID: c.externalTransactionID, PaymentMethod: c.paymentMethod, ClientReference: c.clientReference,
+		CurrencyCode: c.currency, Amount: c.amount, Charges: c.charges, AmountAfterCharges: c.amountAfterCharges,
+		IsFulfilled: c.isFulfilled,
+	}
 }
 
 // Succeeded reports whether the customer paid: fulfil the order.
@@ -371,7 +400,7 @@ func (s *PaymentsService) ReceiveStatus(ctx context.Context, clientReference str
 	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
-	return statusCheck[ReceiveTransaction](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
+	return statusCheck[ReceiveTransaction, collectionStatusWire](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
 }
 
 // moneyOp is a money movement: client credentials only, never re-sent once it may have
@@ -391,45 +420,22 @@ type StatusResponse struct {
 	Message      string       `json:"-"`
 }
 
-func (r *StatusResponse) statusResponse() *StatusResponse { return r }
-
-// statusCheck runs the status check of a money movement. The response code describes the
-// transaction, so it is part of the result, not an error.
-func statusCheck[T any, PT interface {
+// statusCheck runs the status check of a money movement and fills its result from the
+// wire form W with what the envelope says. The response code describes the transaction,
+// so it is part of the result, not an error.
+func statusCheck[T, W any, PT interface {
 	*T
-	statusResponse() *StatusResponse
+	fromStatus(w *W, r StatusResponse)
 }](ctx context.Context, c *Client, path string, query any) (*T, error) {
 	o := newOp(http.MethodGet, path)
 	o.auth, o.codeIsData, o.query = authBasic, true, query
-	env := new(envelope[T])
+	env := new(envelope[W])
 	if err := c.do(ctx, o, env); err != nil {
 		return nil, err
 	}
-	r := PT(&env.Data).statusResponse()
-	r.ResponseCode, r.Message = env.code(), env.Message
-	return &env.Data, nil
-}
-
-// serviceTime reads the timestamps of the status checks: ISO 8601, or the
-// "YYYY-MM-DD HH:MM:SS" UTC form of send and send-to-bank (SPEC "Conventions").
-type serviceTime time.Time
-
-func (t *serviceTime) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if s == "null" || s == `""` {
-		return nil
-	}
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-		return fmt.Errorf("billing: timestamp %s is not a string", s)
-	}
-	s = s[1 : len(s)-1]
-	for _, layout := range []string{time.RFC3339Nano, time.DateTime} {
-		if v, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
-			*t = serviceTime(v.UTC())
-			return nil
-		}
-	}
-	return fmt.Errorf("billing: timestamp %q is neither ISO 8601 nor YYYY-MM-DD HH:MM:SS", s)
+	t := new(T)
+	PT(t).fromStatus(&env.Data, StatusResponse{ResponseCode: env.code(), Message: env.Message})
+	return t, nil
 }
 
 // withMetadata returns m with key set to v, as a copy; the caller's map is never changed.

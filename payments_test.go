@@ -450,18 +450,26 @@ func TestReceiveAcceptsEveryProviderAndPhoneForm(t *testing.T) {
 	}
 }
 
-func TestServiceTimeReadsBothFormsAndRefusesOthers(t *testing.T) {
-	var st serviceTime
-	require.NoError(t, st.UnmarshalJSON([]byte(`"2025-01-01 13:00:00"`)))
-	assert.Equal(t, time.Date(2025, 1, 1, 13, 0, 0, 0, time.UTC), time.Time(st))
-	require.NoError(t, st.UnmarshalJSON([]byte(`"2025-01-01T13:00:00.5+01:00"`)))
-	assert.Equal(t, time.Date(2025, 1, 1, 12, 0, 0, 5e8, time.UTC), time.Time(st))
-	for _, bad := range []string{`"01/01/2025"`, `12345`, `"2025-01-01"`} {
-		assert.Error(t, st.UnmarshalJSON([]byte(bad)), bad)
+// The status checks read their times in both forms, and a time they cannot read is
+// the zero time beside a state that is still read.
+func TestStatusTimesReadBothFormsAndAnUnreadableOneKeepsTheState(t *testing.T) {
+	for literal, want := range map[string]time.Time{
+		`"2025-01-01 13:00:00"`:         time.Date(2025, 1, 1, 13, 0, 0, 0, time.UTC),
+		`"2025-01-01T13:00:00.5+01:00"`: time.Date(2025, 1, 1, 12, 0, 0, 5e8, time.UTC),
+		`"01/01/2025"`:                  {},
+		`12345`:                         {},
+		`"2025-01-01"`:                  {},
+		`null`:                          {},
+	} {
+		var st SendTransaction
+		require.NoError(t, json.Unmarshal([]byte(`{"transactionStatus": "success", "CreatedAt": `+literal+`}`), &st), literal)
+		assert.Equal(t, want, st.CreatedAt, literal)
+		assert.True(t, st.Succeeded(), literal)
+		var rt ReceiveTransaction
+		require.NoError(t, json.Unmarshal([]byte(`{"status": "Paid", "date": `+literal+`}`), &rt), literal)
+		assert.Equal(t, want, rt.Date, literal)
+		assert.True(t, rt.Succeeded(), literal)
 	}
-	before := st
-	require.NoError(t, st.UnmarshalJSON([]byte(`null`)))
-	assert.Equal(t, before, st, "null leaves the time as it was")
 }
 
 // BenchmarkSendStatus measures a status check whose timestamp takes the spec's

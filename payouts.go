@@ -80,19 +80,37 @@ func (p *SendParams) validate() error {
 		validate(sendProviders)
 }
 
-// DirectSend is the service's acceptance of a mobile-money payout. Its Status is always
-// PROCESSING: the final state arrives by callback or through SendStatus.
+// DirectSend is the service's acceptance of a mobile-money payout: the final state
+// arrives by callback or through SendStatus. Status is PROCESSING on the spec's wire;
+// the provider's acceptance carries no status (its code 0001 says the same), and names
+// the payout by its TransactionId (ID), ClientReference (Reference), Charges (Fee) and
+// RecipientName (Name).
 type DirectSend struct {
 	ID        string `json:"id"`
 	Reference string `json:"reference"`
 	Status    string `json:"status"`
-	// Amount and Fee are in minor units; the disbursement account pays both.
+	// Amount and Fee are in minor units (15000 is 150.00), whichever unit the wire
+	// used; the disbursement account pays both.
 	Amount    int64     `json:"amount"`
 	Fee       int64     `json:"fee"`
 	Currency  string    `json:"currency"`
 	Phone     string    `json:"phone"`
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+}
+
+// UnmarshalJSON reads the acceptance on either wire: the spec's, in minor units, or the
+// provider's, in cedis (Amount 0.8 is 80). A field it cannot read is left empty.
+func (r *DirectSend) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[acceptedWire](b, r)
+}
+
+func (r *DirectSend) fromWire(w *acceptedWire) {
+	a := w.read()
+	*r = DirectSend{
+		ID: a.id, Reference: a.reference, Status: a.status, Amount: a.amount, Fee: a.fee, Currency: a.currency,
+		Phone: a.phone, Name: a.name, CreatedAt: a.createdAt,
+	}
 }
 
 // Send pays money out of the disbursement account to a mobile-money wallet. The answer
@@ -119,13 +137,17 @@ func (s *PayoutsService) Send(ctx context.Context, p *SendParams) (*DirectSend, 
 
 // SendTransaction is the status check of a mobile-money payout. TransactionStatus says
 // the state; ResponseCode is 0000 on success, 0001 while pending, and the failure code
-// (2001, 4075, …) once failed.
+// (2001, 4075, …) once failed. The provider's status check answers the word "success"
+// whatever became of the payout: ResponseCode is then the code TransactionStatus
+// implies (0000, 0001, or 2001 when failed).
 type SendTransaction struct {
 	StatusResponse
 
 	TransactionID        string `json:"TransactionId"`
 	NetworkTransactionID string `json:"networkTransactionId,omitempty"`
-	// Amount and Fees are in minor units.
+	// Amount and Fees are in minor units (15000 is 150.00), whichever unit the wire
+	// used: the provider's Amount 0.8 and Fees 0.010 are 80 and 1. An amount the SDK
+	// cannot read is 0.
 	Amount            int64         `json:"Amount"`
 	Fees              int64         `json:"Fees"`
 	ClientReference   string        `json:"ClientReference"`
@@ -135,14 +157,22 @@ type SendTransaction struct {
 	CreatedAt         time.Time     `json:"CreatedAt,omitzero"`
 }
 
-// UnmarshalJSON reads the transaction, with CreatedAt in the "YYYY-MM-DD HH:MM:SS" UTC
-// form of the spec (ISO 8601 is accepted too).
+// UnmarshalJSON reads the transaction on either wire, with CreatedAt in the
+// "YYYY-MM-DD HH:MM:SS" UTC form of the spec (ISO 8601 is accepted too). A field it
+// cannot read is left empty; the state fields beside it are still read.
 func (t *SendTransaction) UnmarshalJSON(b []byte) error {
-	type fields SendTransaction
-	return json.Unmarshal(b, &struct {
-		*fields
-		CreatedAt *serviceTime `json:"CreatedAt"`
-	}{(*fields)(t), (*serviceTime)(&t.CreatedAt)})
+	return unmarshalWire[payoutStatusWire](b, t)
+}
+
+func (t *SendTransaction) fromWire(w *payoutStatusWire) { t.fromStatus(w, t.StatusResponse) }
+
+func (t *SendTransaction) fromStatus(w *payoutStatusWire, r StatusResponse) {
+	p := w.read(minorUnits, r)
+	*t = SendTransaction{
+		StatusResponse: p.StatusResponse, TransactionID: p.transactionID, NetworkTransactionID: p.networkTransactionID,
+		Amount: p.amount, Fees: p.fees, ClientReference: p.clientReference, Channel: p.channel,
+		CustomerNumber: p.customerNumber, TransactionStatus: p.status, CreatedAt: p.createdAt,
+	}
 }
 
 // Succeeded reports whether the money reached the recipient.
@@ -165,7 +195,7 @@ func (s *PayoutsService) SendStatus(ctx context.Context, clientReference string)
 	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
-	return statusCheck[SendTransaction](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
+	return statusCheck[SendTransaction, payoutStatusWire](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
 }
 
 // BankTransferParams pays money out of the disbursement account to a bank account.
@@ -219,8 +249,9 @@ func bankCode(field, v string) error {
 	return nil
 }
 
-// BankTransfer is the service's acceptance of a send-to-bank payout. Amounts are
-// decimals: AmountDebited is Amount plus Charges.
+// BankTransfer is the service's acceptance of a send-to-bank payout. Amounts hold minor
+// units (DecimalAmount(1050) is 10.50), read from the decimals of either wire:
+// AmountDebited is Amount plus Charges.
 type BankTransfer struct {
 	AmountDebited         DecimalAmount `json:"AmountDebited"`
 	TransactionID         string        `json:"TransactionId"`
@@ -232,6 +263,21 @@ type BankTransfer struct {
 	// Meta is kept as the service sent it: the spec does not show its shape.
 	Meta          json.RawMessage `json:"Meta,omitempty"`
 	RecipientName string          `json:"RecipientName,omitempty"`
+}
+
+// UnmarshalJSON reads the acceptance, its amounts in major units on both wires. A field
+// it cannot read is left empty.
+func (t *BankTransfer) UnmarshalJSON(b []byte) error {
+	return unmarshalWire[payoutWire](b, t)
+}
+
+func (t *BankTransfer) fromWire(w *payoutWire) {
+	p := w.read()
+	*t = BankTransfer{
+		AmountDebited: DecimalAmount(p.amountDebited), TransactionID: p.transactionID, Description: p.description,
+		ClientReference: p.clientReference, ExternalTransactionID: p.externalTransactionID, Amount: DecimalAmount(p.amount),
+		Charges: DecimalAmount(p.charges), Meta: p.meta, RecipientName: p.recipientName,
+	}
 }
 
 // SendToBank pays money out of the disbursement account to a bank account. The answer
@@ -268,9 +314,12 @@ type BankTransferStatusParams struct {
 	NetworkTransactionID string `url:"networkTransactionId,omitempty"`
 }
 
-// BankTransferTransaction is the status check of a send-to-bank payout. Amounts are
-// decimals. TransactionStatus says the state; ResponseCode is 0000 on success, 0001
-// while pending, and the failure code (2001, 4075, …) once failed.
+// BankTransferTransaction is the status check of a send-to-bank payout. Amount and Fees
+// hold minor units (DecimalAmount(50000) is 500.00), read from the decimals of either
+// wire. TransactionStatus says the state; ResponseCode is 0000 on success, 0001 while
+// pending, and the failure code (2001, 4075, …) once failed. The provider's status
+// check answers the word "success" whatever became of the transfer: ResponseCode is
+// then the code TransactionStatus implies (0000, 0001, or 2001 when failed).
 type BankTransferTransaction struct {
 	StatusResponse
 
@@ -286,14 +335,23 @@ type BankTransferTransaction struct {
 	CreatedAt            time.Time     `json:"CreatedAt,omitzero"`
 }
 
-// UnmarshalJSON reads the transaction, with CreatedAt in the "YYYY-MM-DD HH:MM:SS" UTC
-// form of the spec (ISO 8601 is accepted too).
+// UnmarshalJSON reads the transaction on either wire, with CreatedAt in the
+// "YYYY-MM-DD HH:MM:SS" UTC form of the spec (ISO 8601 is accepted too). A field it
+// cannot read is left empty; the state fields beside it are still read.
 func (t *BankTransferTransaction) UnmarshalJSON(b []byte) error {
-	type fields BankTransferTransaction
-	return json.Unmarshal(b, &struct {
-		*fields
-		CreatedAt *serviceTime `json:"CreatedAt"`
-	}{(*fields)(t), (*serviceTime)(&t.CreatedAt)})
+	return unmarshalWire[payoutStatusWire](b, t)
+}
+
+func (t *BankTransferTransaction) fromWire(w *payoutStatusWire) { t.fromStatus(w, t.StatusResponse) }
+
+func (t *BankTransferTransaction) fromStatus(w *payoutStatusWire, r StatusResponse) {
+	p := w.read(majorUnits, r)
+	*t = BankTransferTransaction{
+		StatusResponse: p.StatusResponse, TransactionID: p.transactionID, NetworkTransactionID: p.networkTransactionID,
+		Amount: DecimalAmount(p.amount), Fees: DecimalAmount(p.fees), ClientReference: p.clientReference,
+		Channel: p.channel, CustomerNumber: p.customerNumber, Description: p.description,
+		TransactionStatus: p.status, CreatedAt: p.createdAt,
+	}
 }
 
 // Succeeded reports whether the money reached the bank account.
@@ -323,7 +381,7 @@ func (s *PayoutsService) BankTransferStatus(ctx context.Context, p *BankTransfer
 	if err != nil {
 		return nil, err
 	}
-	return statusCheck[BankTransferTransaction](ctx, s.client, pathf("/v1/merchants/%s/transactions/status", account), p)
+	return statusCheck[BankTransferTransaction, payoutStatusWire](ctx, s.client, pathf("/v1/merchants/%s/transactions/status", account), p)
 }
 
 // disbursementAccount returns the account named by the params, else the client's.

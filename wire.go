@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // This file holds the tolerant readers every wire struct uses for the fields the two
@@ -327,4 +328,73 @@ func (w wireCode) code() ResponseCode {
 		return w.ResponseCode
 	}
 	return w.Code
+}
+
+// wireText is a text field as either wire writes it: a string, or a number where an id
+// was written as one (its digits are kept as written). null, and a value of any other
+// type, read as "": an id the SDK cannot read is an absent id, never a failed decode of
+// the object that holds the state.
+type wireText string
+
+// UnmarshalJSON reads a string or a number; anything else reads as "".
+func (t *wireText) UnmarshalJSON(b []byte) error {
+	*t = ""
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil
+	}
+	switch c := b[0]; {
+	case c == '"':
+		if len(b) >= 2 && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+			*t = wireText(b[1 : len(b)-1]) // the common case: nothing to unescape or replace
+			return nil
+		}
+		var s string
+		if json.Unmarshal(b, &s) == nil {
+			*t = wireText(s)
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		*t = wireText(b)
+	}
+	return nil
+}
+
+// wireValue is a field of any other type, read when it holds a T and left at the zero T
+// when it holds anything else, so that one field of the wrong type never costs the
+// object its other fields.
+type wireValue[T any] struct{ v T }
+
+// UnmarshalJSON reads a T, or leaves the zero T.
+func (w *wireValue[T]) UnmarshalJSON(b []byte) error {
+	var v T
+	if json.Unmarshal(b, &v) == nil {
+		w.v = v
+	} else {
+		w.v = *new(T)
+	}
+	return nil
+}
+
+// minorOr0 returns the amount in minor units read in unit u, or 0 when it is absent or
+// unreadable: the result types hold no per-field error, and an amount the SDK cannot
+// read is no amount, never a reason to lose the state beside it.
+func (a wireAmount) minorOr0(u amountUnit) int64 {
+	v, err := a.minor(u)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// foldedOneOf returns the constant among known that s equals, ignoring case and
+// surrounding space, or s as written when none does: the provider writes states in
+// its own casing ("Success", "PAID").
+func foldedOneOf[T ~string](s wireText, known ...T) T {
+	trimmed := strings.TrimSpace(string(s))
+	for _, k := range known {
+		if strings.EqualFold(trimmed, string(k)) {
+			return k
+		}
+	}
+	return T(s)
 }
