@@ -170,8 +170,25 @@ var endpoints = [endpointCount]endpoint{
 // escaped as one segment; params become the query string of a GET and the JSON body of
 // any other method (nil for none).
 func (id endpointID) op(params any, pathArgs ...string) *op {
+	// Small enough to inline, so the op can live on the caller's stack.
+	o := new(op)
+	o.set(id, params, pathArgs)
+	return o
+}
+
+// movement builds the call of a money movement, as op does, naming its client reference
+// in ErrOutcomeUnknown so the caller can resolve it.
+func (id endpointID) movement(clientReference string, body any, pathArgs ...string) *op {
+	o := new(op)
+	o.set(id, body, pathArgs)
+	o.clientReference = clientReference
+	return o
+}
+
+// set makes o a call of the endpoint id (see endpointID.op).
+func (o *op) set(id endpointID, params any, pathArgs []string) {
 	e := &endpoints[id]
-	o := &op{
+	*o = op{
 		method:              e.method,
 		path:                e.fill(pathArgs),
 		template:            e.path,
@@ -186,15 +203,6 @@ func (id endpointID) op(params any, pathArgs ...string) *op {
 	} else {
 		o.body = params
 	}
-	return o
-}
-
-// movement builds the call of a money movement, as op does, naming its client reference
-// in ErrOutcomeUnknown so the caller can resolve it.
-func (id endpointID) movement(clientReference string, body any, pathArgs ...string) *op {
-	o := id.op(body, pathArgs...)
-	o.clientReference = clientReference
-	return o
 }
 
 // fill returns the path with args in the template's segments, each escaped with
