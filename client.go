@@ -465,10 +465,13 @@ func (c *Client) authorization(k authKind) (string, error) {
 type op struct {
 	method string
 	path   string // escaped, relative to the base URL
-	query  any    // a struct encoded with go-querystring, or nil
-	body   any    // encoded as JSON, or nil
-	auth   authKind
-	retry  retryClass
+	// template is the endpoint's path template, the call's route for an Observer; empty
+	// for an op not built from the endpoints table.
+	template string
+	query    any // a struct encoded with go-querystring, or nil
+	body     any // encoded as JSON, or nil
+	auth     authKind
+	retry    retryClass
 	// ipRestricted marks the endpoints behind the IP allowlist, whose 403 is
 	// ErrIPNotAllowed.
 	ipRestricted bool
@@ -481,23 +484,6 @@ type op struct {
 	// code (checkout create answers {success, data}); every other one must answer an
 	// accepting code (see accepted).
 	acceptedWithoutCode bool
-}
-
-// newOp returns an op with the defaults of a billing-resource call: reads retried, writes
-// not, billing credentials.
-func newOp(method, path string) *op {
-	o := &op{method: method, path: path, auth: authBilling, retry: retryWrite}
-	if method == http.MethodGet {
-		o.retry = retryRead
-	}
-	return o
-}
-
-// call sends a billing-resource request and returns the envelope's data.
-func call[T any](ctx context.Context, c *Client, method, path string, body any) (*T, error) {
-	o := newOp(method, path)
-	o.body = body
-	return send[T](ctx, c, o)
 }
 
 // send runs o through the pipeline and returns the envelope's data.
@@ -561,7 +547,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 	if err != nil {
 		return err
 	}
-	target, err := c.endpoint(o)
+	target, err := c.requestURL(o)
 	if err != nil {
 		return err
 	}
@@ -718,8 +704,8 @@ func accepted(o *op, h *envelopeHeader, out decodeTarget) bool {
 	return false
 }
 
-// endpoint builds the absolute URL of o.
-func (c *Client) endpoint(o *op) (string, error) {
+// requestURL builds the absolute URL of o, with its query.
+func (c *Client) requestURL(o *op) (string, error) {
 	u := c.base + o.path
 	if o.query == nil {
 		return u, nil
@@ -732,13 +718,4 @@ func (c *Client) endpoint(o *op) (string, error) {
 		u += "?" + q
 	}
 	return u, nil
-}
-
-// pathf builds a request path, escaping each argument as one path segment.
-func pathf(format string, args ...string) string {
-	escaped := make([]any, len(args))
-	for i, a := range args {
-		escaped[i] = url.PathEscape(a)
-	}
-	return fmt.Sprintf(format, escaped...)
 }

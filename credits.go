@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"iter"
-	"net/http"
 	"time"
 )
 
@@ -130,7 +129,7 @@ func (s *CreditsService) Get(ctx context.Context, customerID string) (*CreditWal
 	if err := required("customerId", customerID); err != nil {
 		return nil, err
 	}
-	return call[CreditWallet](ctx, s.client, http.MethodGet, pathf("/v1/credits/%s", customerID), nil)
+	return send[CreditWallet](ctx, s.client, epCreditWalletGet.op(nil, customerID))
 }
 
 // Grant adds credits to a customer's wallet, creating the wallet on the first grant, and
@@ -139,7 +138,7 @@ func (s *CreditsService) Grant(ctx context.Context, customerID string, p *Credit
 	if err := firstError(required("customerId", customerID), p.validate()); err != nil {
 		return nil, err
 	}
-	return call[CreditChange](ctx, s.client, http.MethodPost, pathf("/v1/credits/%s/grant", customerID), p)
+	return send[CreditChange](ctx, s.client, epCreditGrant.op(p, customerID))
 }
 
 // Deduct takes credits out of a customer's wallet and returns the new balance with the
@@ -152,7 +151,7 @@ func (s *CreditsService) Deduct(ctx context.Context, customerID string, p *Credi
 	if err := firstError(required("customerId", customerID), p.validate()); err != nil {
 		return nil, err
 	}
-	return call[CreditChange](ctx, s.client, http.MethodPost, pathf("/v1/credits/%s/deduct", customerID), p)
+	return send[CreditChange](ctx, s.client, epCreditDeduct.op(p, customerID))
 }
 
 // TransactionsPage returns one page of a customer's ledger, newest entry first.
@@ -163,9 +162,7 @@ func (s *CreditsService) TransactionsPage(ctx context.Context, customerID string
 	if err := firstError(required("customerId", customerID), p.validate()); err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodGet, pathf("/v1/credits/%s/transactions", customerID))
-	o.query = p
-	return send[Page[CreditTransaction]](ctx, s.client, o)
+	return send[Page[CreditTransaction]](ctx, s.client, epCreditTransactionList.op(p, customerID))
 }
 
 // Transactions returns every ledger entry of a customer matching p, newest first,

@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"iter"
-	"net/http"
 	"time"
 )
 
@@ -123,7 +122,7 @@ func (s *CustomersService) Create(ctx context.Context, p *CustomerCreateParams) 
 	if err := internationalPhone("phone", &body.Phone); err != nil {
 		return nil, err
 	}
-	return call[Customer](ctx, s.client, http.MethodPost, "/v1/customers", &body)
+	return send[Customer](ctx, s.client, epCustomerCreate.op(&body))
 }
 
 // Get returns the customer with the given id.
@@ -131,7 +130,7 @@ func (s *CustomersService) Get(ctx context.Context, id string) (*Customer, error
 	if err := required("id", id); err != nil {
 		return nil, err
 	}
-	return call[Customer](ctx, s.client, http.MethodGet, pathf("/v1/customers/%s", id), nil)
+	return send[Customer](ctx, s.client, epCustomerGet.op(nil, id))
 }
 
 // Update changes the fields of a customer that p sets, and returns the new record.
@@ -146,7 +145,7 @@ func (s *CustomersService) Update(ctx context.Context, id string, p *CustomerUpd
 		}
 		body.Phone = Value(phone)
 	}
-	return call[Customer](ctx, s.client, http.MethodPatch, pathf("/v1/customers/%s", id), &body)
+	return send[Customer](ctx, s.client, epCustomerUpdate.op(&body, id))
 }
 
 // ListPage returns one page of customers.
@@ -157,9 +156,7 @@ func (s *CustomersService) ListPage(ctx context.Context, p *CustomerListParams) 
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodGet, "/v1/customers")
-	o.query = p
-	return send[Page[CustomerSummary]](ctx, s.client, o)
+	return send[Page[CustomerSummary]](ctx, s.client, epCustomerList.op(p))
 }
 
 // List returns every customer matching p, fetching pages lazily as the loop advances.

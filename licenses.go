@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 )
 
@@ -146,7 +145,7 @@ func (s *LicensesService) Create(ctx context.Context, p *LicenseCreateParams) (*
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return call[License](ctx, s.client, http.MethodPost, "/v1/licenses", p)
+	return send[License](ctx, s.client, epLicenseCreate.op(p))
 }
 
 // Get validates a key: it answers the license's ID, Key, Status, Activations,
@@ -156,7 +155,7 @@ func (s *LicensesService) Get(ctx context.Context, key string) (*License, error)
 	if err := licenseKey(key); err != nil {
 		return nil, err
 	}
-	return call[License](ctx, s.client, http.MethodGet, pathf("/v1/licenses/%s", key), nil)
+	return send[License](ctx, s.client, epLicenseGet.op(nil, key))
 }
 
 // Activate records one activation and answers the license's ID, Key, Status,
@@ -170,7 +169,7 @@ func (s *LicensesService) Activate(ctx context.Context, key string) (*License, e
 	if err := licenseKey(key); err != nil {
 		return nil, err
 	}
-	return call[License](ctx, s.client, http.MethodPost, pathf("/v1/licenses/%s/activate", key), nil)
+	return send[License](ctx, s.client, epLicenseActivate.op(nil, key))
 }
 
 // Update modifies a license and answers all of it. A revoked license refuses every
@@ -179,7 +178,7 @@ func (s *LicensesService) Update(ctx context.Context, key string, p *LicenseUpda
 	if err := firstError(licenseKey(key), p.validate()); err != nil {
 		return nil, err
 	}
-	return call[License](ctx, s.client, http.MethodPatch, pathf("/v1/licenses/%s", key), p)
+	return send[License](ctx, s.client, epLicenseUpdate.op(p, key))
 }
 
 // Revoke revokes a license for good and answers its Key, Status and RevokedAt.
@@ -188,7 +187,7 @@ func (s *LicensesService) Revoke(ctx context.Context, key string) (*License, err
 	if err := licenseKey(key); err != nil {
 		return nil, err
 	}
-	return call[License](ctx, s.client, http.MethodDelete, pathf("/v1/licenses/%s", key), nil)
+	return send[License](ctx, s.client, epLicenseRevoke.op(nil, key))
 }
 
 // licenseKey checks the shape of a key: four groups of four letters or digits joined

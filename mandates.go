@@ -135,7 +135,7 @@ func (s *MandatesService) Create(ctx context.Context, p *MandateCreateParams) (*
 	if err := internationalDigits("customerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
-	return send[Mandate](ctx, s.client, moneyOp(http.MethodPost, "/v1/mandates", &body, p.ClientReferenceID, false))
+	return send[Mandate](ctx, s.client, epMandateCreate.movement(p.ClientReferenceID, &body))
 }
 
 // MandateVerifyOTPParams submits the passcode the customer received by SMS. Every field is
@@ -182,9 +182,7 @@ func (s *MandatesService) VerifyOTP(ctx context.Context, p *MandateVerifyOTPPara
 		return nil, err
 	}
 	body.OTPCode = strings.ToUpper(body.OTPCode) // the service's prefixes are capitals
-	o := newOp(http.MethodPost, "/v1/mandates/verifyotp")
-	o.body, o.auth = &body, authBasic
-	return send[Mandate](ctx, s.client, o)
+	return send[Mandate](ctx, s.client, epMandateVerifyOTP.op(&body))
 }
 
 // Status returns a mandate by its client reference, with every field.
@@ -192,9 +190,7 @@ func (s *MandatesService) Status(ctx context.Context, clientReferenceID string) 
 	if err := lookupReference("clientReferenceId", clientReferenceID, maxClientReference); err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodGet, pathf("/v1/mandates/preapproval/%s/status", clientReferenceID))
-	o.auth = authBasic
-	return send[Mandate](ctx, s.client, o)
+	return send[Mandate](ctx, s.client, epMandateStatus.op(nil, clientReferenceID))
 }
 
 // Cancel cancels the mandate of a customer's number and returns it CANCELLED; it can no
@@ -209,10 +205,7 @@ func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*M
 	if err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodGet, pathf("/v1/mandates/preapproval/%s/cancel", msisdn))
-	// A GET that changes state: once it may have been done, a second try would answer
-	// 404 and hide the success, so it is not re-sent. Status tells the truth.
-	o.auth, o.retry = authBasic, retryWrite
+	o := epMandateCancel.op(nil, msisdn)
 	env := new(envelope[cancelAnswer])
 	if err := s.client.do(ctx, o, env); err != nil {
 		return nil, err
@@ -274,9 +267,7 @@ func (s *MandatesService) Reactivate(ctx context.Context, p *MandateReactivatePa
 	if err := internationalDigits("customerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodPost, "/v1/mandates/preapproval/reactivate")
-	o.body, o.auth = &body, authBasic
-	return send[Mandate](ctx, s.client, o)
+	return send[Mandate](ctx, s.client, epMandateReactivate.op(&body))
 }
 
 // DirectDebitParams charges a customer's wallet under an approved mandate. Every field
@@ -357,7 +348,7 @@ func (s *MandatesService) Charge(ctx context.Context, p *DirectDebitParams) (*Di
 	if err := internationalDigits("CustomerMsisdn", &body.CustomerMSISDN); err != nil {
 		return nil, err
 	}
-	return send[DirectDebit](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/direct-debit", &body, p.ClientReference, true))
+	return send[DirectDebit](ctx, s.client, epDirectDebit.movement(p.ClientReference, &body))
 }
 
 // DirectDebitTransaction is the status check of a direct-debit charge: the receive status
@@ -418,6 +409,5 @@ func (s *MandatesService) ChargeStatus(ctx context.Context, clientReference stri
 	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
-	path := pathf("/v1/payments/direct-debit/status/%s", clientReference)
-	return statusCheck[DirectDebitTransaction, collectionStatusWire](ctx, s.client, path, nil)
+	return statusCheck[DirectDebitTransaction, collectionStatusWire](ctx, s.client, epDirectDebitStatus.op(nil, clientReference))
 }

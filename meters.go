@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"net/http"
 	"time"
 )
 
@@ -155,7 +154,7 @@ func (s *MetersService) Create(ctx context.Context, p *MeterCreateParams) (*Mete
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return call[Meter](ctx, s.client, http.MethodPost, "/v1/meters", p)
+	return send[Meter](ctx, s.client, epMeterCreate.op(p))
 }
 
 // Get returns the meter with the given id.
@@ -163,7 +162,7 @@ func (s *MetersService) Get(ctx context.Context, id string) (*Meter, error) {
 	if err := required("id", id); err != nil {
 		return nil, err
 	}
-	return call[Meter](ctx, s.client, http.MethodGet, pathf("/v1/meters/%s", id), nil)
+	return send[Meter](ctx, s.client, epMeterGet.op(nil, id))
 }
 
 // RecordEvent records a usage event on a meter; p may be nil for one unit now. A repeat
@@ -177,14 +176,13 @@ func (s *MetersService) RecordEvent(ctx context.Context, meterID string, p *Mete
 	if err := firstError(required("meterId", meterID), p.validate()); err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodPost, pathf("/v1/meters/%s/events", meterID))
-	o.body = p
-	if p == nil {
-		o.body = struct{}{}
-	} else if p.IdempotencyKey != "" {
-		o.retry = retryRead
+	switch {
+	case p == nil:
+		return send[MeterEvent](ctx, s.client, epMeterEventRecord.op(struct{}{}, meterID))
+	case p.IdempotencyKey != "":
+		return send[MeterEvent](ctx, s.client, epMeterEventRecordKeyed.op(p, meterID))
 	}
-	return send[MeterEvent](ctx, s.client, o)
+	return send[MeterEvent](ctx, s.client, epMeterEventRecord.op(p, meterID))
 }
 
 // EventsPage returns one page of a meter's events, the most recently ingested first.
@@ -195,9 +193,7 @@ func (s *MetersService) EventsPage(ctx context.Context, meterID string, p *Meter
 	if err := firstError(required("meterId", meterID), p.validate()); err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodGet, pathf("/v1/meters/%s/events", meterID))
-	o.query = p
-	return send[Page[MeterEvent]](ctx, s.client, o)
+	return send[Page[MeterEvent]](ctx, s.client, epMeterEventList.op(p, meterID))
 }
 
 // Events returns every event of a meter matching p, the most recently ingested first,

@@ -44,9 +44,9 @@ type Observer interface {
 type CallInfo struct {
 	// Method is the HTTP method, such as "POST".
 	Method string
-	// Route is the path of the endpoint, relative to the base URL, with digit runs long
-	// enough to be phone or account numbers masked. It is meant as the endpoint's
-	// template ("/v1/customers/{id}"): group calls by it.
+	// Route is the endpoint's path template relative to the base URL, such as
+	// "/v1/customers/{id}": the same for every call of the endpoint, so group calls by
+	// it. It carries no identifier, phone or account number of the call.
 	Route string
 	// ServerAddress and ServerPort are the host and port of the base URL (the port
 	// implied by the scheme when the URL names none).
@@ -193,9 +193,15 @@ func (c *Client) startCall(ctx context.Context, o *op) (context.Context, *callOb
 	return ctx, call
 }
 
-// route is the endpoint's path template, by which calls are grouped. For now it is the
-// path with the digit runs of phone and account numbers masked.
-func (o *op) route() string { return maskNumbers(o.path) }
+// route is the endpoint's path template, by which calls are grouped. An op built
+// without a row of the endpoints table falls back to its path, with the digit runs of
+// phone and account numbers masked.
+func (o *op) route() string {
+	if o.template != "" {
+		return o.template
+	}
+	return maskNumbers(o.path)
+}
 
 // startAttempt tells the Observer of an attempt and sends r with the context it returns.
 func (call *callObservation) startAttempt(r *http.Request, retryNumber int) {

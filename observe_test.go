@@ -82,7 +82,7 @@ func TestObserverIsToldOfEachCallAndAttempt(t *testing.T) {
 			steps: []func(http.ResponseWriter, *http.Request){withRequestID("req_1", jsonAnswer(200, okCustomer))},
 			call:  func(c *Client) error { _, err := c.Customers.Get(ctx(), "cust_1"); return err },
 			want: []string{
-				"call start GET /v1/customers/cust_1 true:true money=false ref= parent=<nil>",
+				"call start GET /v1/customers/{id} true:true money=false ref= parent=<nil>",
 				"attempt 1 start parent=call",
 				"attempt 1 end status=200 id=req_1 err=false retryable=false span=attempt 1",
 				"call end status=200 code= id=req_1 attempts=1 unknown=false err=false span=call",
@@ -96,7 +96,7 @@ func TestObserverIsToldOfEachCallAndAttempt(t *testing.T) {
 			},
 			call: func(c *Client) error { _, err := c.Customers.Get(ctx(), "cust_1"); return err },
 			want: []string{
-				"call start GET /v1/customers/cust_1 true:true money=false ref= parent=<nil>",
+				"call start GET /v1/customers/{id} true:true money=false ref= parent=<nil>",
 				"attempt 1 start parent=call",
 				"attempt 1 end status=503 id=req_1 err=false retryable=true span=attempt 1",
 				"attempt 2 start parent=call",
@@ -110,7 +110,7 @@ func TestObserverIsToldOfEachCallAndAttempt(t *testing.T) {
 			steps: []func(http.ResponseWriter, *http.Request){withRequestID("req_1", jsonAnswer(404, `{"success":false,"message":"no"}`))},
 			call:  func(c *Client) error { _, err := c.Customers.Get(ctx(), "cust_1"); return err },
 			want: []string{
-				"call start GET /v1/customers/cust_1 true:true money=false ref= parent=<nil>",
+				"call start GET /v1/customers/{id} true:true money=false ref= parent=<nil>",
 				"attempt 1 start parent=call",
 				"attempt 1 end status=404 id=req_1 err=false retryable=false span=attempt 1",
 				"call end status=404 code= id=req_1 attempts=1 unknown=false err=true span=call",
@@ -186,7 +186,7 @@ func TestObserverRouteMasksNumbers(t *testing.T) {
 
 	_, _ = c.Mandates.Cancel(ctx(), "233241234567")
 	require.NotEmpty(t, obs.calls)
-	assert.Equal(t, "/v1/mandates/preapproval/*********567/cancel", obs.calls[0].Route)
+	assert.Equal(t, "/v1/mandates/preapproval/{customerMsisdn}/cancel", obs.calls[0].Route)
 }
 
 func TestObserverIsNotToldOfCallsRefusedBeforeSending(t *testing.T) {

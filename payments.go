@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -195,9 +194,7 @@ func (s *PaymentsService) CreateCheckout(ctx context.Context, p *CheckoutParams)
 	}
 	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
 	body.Metadata = withMetadata(body.Metadata, "returnUrl", p.ReturnURL)
-	o := moneyOp(http.MethodPost, "/v1/payments", &body, p.ClientReference, false)
-	o.acceptedWithoutCode = true // checkout answers {success, data}, with no response code
-	return send[Payment](ctx, s.client, o)
+	return send[Payment](ctx, s.client, epCheckoutCreate.movement(p.ClientReference, &body))
 }
 
 // Get returns the checkout payment with the given reference: its status and, once paid,
@@ -206,9 +203,7 @@ func (s *PaymentsService) Get(ctx context.Context, reference string) (*Payment, 
 	if err := lookupReference("reference", reference, maxServiceReference); err != nil {
 		return nil, err
 	}
-	o := newOp(http.MethodGet, pathf("/v1/payments/%s", reference))
-	o.auth = authBasic
-	return send[Payment](ctx, s.client, o)
+	return send[Payment](ctx, s.client, epPaymentGet.op(nil, reference))
 }
 
 // ReceiveParams prompts a customer to approve a mobile-money debit on their phone.
@@ -317,7 +312,7 @@ func (s *PaymentsService) Receive(ctx context.Context, p *ReceiveParams) (*Direc
 		return nil, err
 	}
 	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
-	return send[DirectReceive](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/receive", &body, p.ClientReference, true))
+	return send[DirectReceive](ctx, s.client, epReceive.movement(p.ClientReference, &body))
 }
 
 // CollectionStatus is the state of a receive or a direct-debit charge in its status check.
@@ -400,16 +395,7 @@ func (s *PaymentsService) ReceiveStatus(ctx context.Context, clientReference str
 	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
-	return statusCheck[ReceiveTransaction, collectionStatusWire](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
-}
-
-// moneyOp is a money movement: client credentials only, never re-sent once it may have
-// reached the service, and named by its client reference in ErrOutcomeUnknown.
-func moneyOp(method, path string, body any, clientReference string, ipRestricted bool) *op {
-	return &op{
-		method: method, path: path, body: body, auth: authBasic, retry: retryMoney,
-		ipRestricted: ipRestricted, clientReference: clientReference,
-	}
+	return statusCheck[ReceiveTransaction, collectionStatusWire](ctx, s.client, epReceiveStatus.op(nil, clientReference))
 }
 
 // StatusResponse is what the envelope of a status check says about the transaction:
@@ -426,9 +412,7 @@ type StatusResponse struct {
 func statusCheck[T, W any, PT interface {
 	*T
 	fromStatus(w *W, r StatusResponse)
-}](ctx context.Context, c *Client, path string, query any) (*T, error) {
-	o := newOp(http.MethodGet, path)
-	o.auth, o.codeIsData, o.query = authBasic, true, query
+}](ctx context.Context, c *Client, o *op) (*T, error) {
 	env := new(envelope[W])
 	if err := c.do(ctx, o, env); err != nil {
 		return nil, err

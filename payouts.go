@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -132,7 +131,7 @@ func (s *PayoutsService) Send(ctx context.Context, p *SendParams) (*DirectSend, 
 		body.Name = body.Phone
 	}
 	body.Metadata = withMetadata(p.Metadata, "clientReference", p.ClientReference)
-	return send[DirectSend](ctx, s.client, moneyOp(http.MethodPost, "/v1/payments/send", &body, p.ClientReference, true))
+	return send[DirectSend](ctx, s.client, epSend.movement(p.ClientReference, &body))
 }
 
 // SendTransaction is the status check of a mobile-money payout. TransactionStatus says
@@ -195,7 +194,7 @@ func (s *PayoutsService) SendStatus(ctx context.Context, clientReference string)
 	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return nil, err
 	}
-	return statusCheck[SendTransaction, payoutStatusWire](ctx, s.client, pathf("/v1/payments/%s", clientReference), nil)
+	return statusCheck[SendTransaction, payoutStatusWire](ctx, s.client, epSendStatus.op(nil, clientReference))
 }
 
 // BankTransferParams pays money out of the disbursement account to a bank account.
@@ -298,8 +297,7 @@ func (s *PayoutsService) SendToBank(ctx context.Context, p *BankTransferParams) 
 	if err := optionalPhone("RecipientPhoneNumber", &body.RecipientPhoneNumber); err != nil {
 		return nil, err
 	}
-	path := pathf("/v1/merchants/%s/send/bank/gh/%s", account, p.BankCode)
-	return send[BankTransfer](ctx, s.client, moneyOp(http.MethodPost, path, &body, p.ClientReference, true))
+	return send[BankTransfer](ctx, s.client, epBankTransfer.movement(p.ClientReference, &body, account, p.BankCode))
 }
 
 // BankTransferStatusParams names the bank transfer to check. ClientReference is required.
@@ -381,7 +379,7 @@ func (s *PayoutsService) BankTransferStatus(ctx context.Context, p *BankTransfer
 	if err != nil {
 		return nil, err
 	}
-	return statusCheck[BankTransferTransaction, payoutStatusWire](ctx, s.client, pathf("/v1/merchants/%s/transactions/status", account), p)
+	return statusCheck[BankTransferTransaction, payoutStatusWire](ctx, s.client, epBankTransferStatus.op(p, account))
 }
 
 // disbursementAccount returns the account named by the params, else the client's.

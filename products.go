@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"iter"
-	"net/http"
 	"time"
 )
 
@@ -203,7 +202,7 @@ func (s *ProductsService) Create(ctx context.Context, p *ProductCreateParams) (*
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return call[Product](ctx, s.client, http.MethodPost, "/v1/products", p)
+	return send[Product](ctx, s.client, epProductCreate.op(p))
 }
 
 // ListPage returns one page of products, newest first.
@@ -221,9 +220,7 @@ func (s *ProductsService) ListPage(ctx context.Context, p *ProductListParams) (*
 			q.Active = "true"
 		}
 	}
-	o := newOp(http.MethodGet, "/v1/products")
-	o.query = q
-	return send[Page[ProductSummary]](ctx, s.client, o)
+	return send[Page[ProductSummary]](ctx, s.client, epProductList.op(q))
 }
 
 // List returns every product matching p, fetching pages lazily as the loop advances.
@@ -238,7 +235,7 @@ func (s *ProductsService) CreatePrice(ctx context.Context, productID string, p *
 	if err := firstError(required("productId", productID), p.validate()); err != nil {
 		return nil, err
 	}
-	return call[Price](ctx, s.client, http.MethodPost, pathf("/v1/products/%s/prices", productID), p)
+	return send[Price](ctx, s.client, epPriceCreate.op(p, productID))
 }
 
 // ArchivePrice archives a price of the product productID. New subscriptions to it are
@@ -248,7 +245,7 @@ func (s *ProductsService) ArchivePrice(ctx context.Context, productID, priceID s
 	if err := firstError(required("productId", productID), required("priceId", priceID)); err != nil {
 		return nil, err
 	}
-	return call[ArchivedPrice](ctx, s.client, http.MethodDelete, pathf("/v1/products/%s/prices/%s", productID, priceID), nil)
+	return send[ArchivedPrice](ctx, s.client, epPriceArchive.op(nil, productID, priceID))
 }
 
 // intRange checks lowest <= v <= highest.

@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"net/http"
 	"time"
 )
 
@@ -111,17 +110,14 @@ type SubscriptionCancelParams struct {
 	AtPeriodEnd bool `json:"atPeriodEnd"`
 }
 
-// subscriptionCall sends a subscription request on the path form the client's
-// credentials allow: /v1/subscriptions with client credentials, else /subscriptions
-// with a session token or the secret key. suffix is escaped already.
-func subscriptionCall[T any](ctx context.Context, c *Client, method, suffix string, body any) (*T, error) {
-	o := newOp(method, "/subscriptions"+suffix)
-	o.auth = authSession
-	if c.basicAuth != "" {
-		o.path, o.auth = "/v1"+o.path, authBasic
+// form picks the path form of a subscription endpoint that the client's credentials
+// allow: /v1/subscriptions with client credentials, else /subscriptions with a session
+// token or the secret key.
+func (s *SubscriptionsService) form(short, v1 endpointID) endpointID {
+	if s.client.basicAuth != "" {
+		return v1
 	}
-	o.body = body
-	return send[T](ctx, c, o)
+	return short
 }
 
 // Create subscribes a customer to a recurring price. With a trial (TrialDays, or the
@@ -132,7 +128,7 @@ func (s *SubscriptionsService) Create(ctx context.Context, p *SubscriptionCreate
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return subscriptionCall[Subscription](ctx, s.client, http.MethodPost, "", p)
+	return send[Subscription](ctx, s.client, s.form(epSubscriptionCreate, epSubscriptionCreateV1).op(p))
 }
 
 // Get returns the subscription with the given id. The service documents no such endpoint; the
@@ -142,7 +138,7 @@ func (s *SubscriptionsService) Get(ctx context.Context, id string) (*Subscriptio
 	if err := required("id", id); err != nil {
 		return nil, err
 	}
-	return subscriptionCall[Subscription](ctx, s.client, http.MethodGet, pathf("/%s", id), nil)
+	return send[Subscription](ctx, s.client, s.form(epSubscriptionGet, epSubscriptionGetV1).op(nil, id))
 }
 
 // Cancel cancels a subscription, at once or (p.AtPeriodEnd, for an ACTIVE
@@ -155,7 +151,7 @@ func (s *SubscriptionsService) Cancel(ctx context.Context, id string, p *Subscri
 	if p == nil {
 		p = &SubscriptionCancelParams{}
 	}
-	return subscriptionCall[SubscriptionState](ctx, s.client, http.MethodPatch, pathf("/%s/cancel", id), p)
+	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionCancel, epSubscriptionCancelV1).op(p, id))
 }
 
 // Pause stops the billing cycles of a subscription that is not cancelled.
@@ -163,7 +159,7 @@ func (s *SubscriptionsService) Pause(ctx context.Context, id string) (*Subscript
 	if err := required("id", id); err != nil {
 		return nil, err
 	}
-	return subscriptionCall[SubscriptionState](ctx, s.client, http.MethodPatch, pathf("/%s/pause", id), nil)
+	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionPause, epSubscriptionPauseV1).op(nil, id))
 }
 
 // Resume restarts billing of a PAUSED subscription, which becomes ACTIVE. Resuming a
@@ -172,5 +168,5 @@ func (s *SubscriptionsService) Resume(ctx context.Context, id string) (*Subscrip
 	if err := required("id", id); err != nil {
 		return nil, err
 	}
-	return subscriptionCall[SubscriptionState](ctx, s.client, http.MethodPatch, pathf("/%s/resume", id), nil)
+	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionResume, epSubscriptionResumeV1).op(nil, id))
 }

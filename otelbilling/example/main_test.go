@@ -12,9 +12,9 @@ func TestExampleRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`"Name": "billing POST /v1/payments/receive"`,  // the call
-		`"Name": "POST /v1/payments/receive"`,          // its attempt
-		`"Name": "billing GET /v1/payments/order1042"`, // the confirmation's status check
+		`"Name": "billing POST /v1/payments/receive"`,    // the call
+		`"Name": "POST /v1/payments/receive"`,            // its attempt
+		`"Name": "billing GET /v1/payments/{reference}"`, // the confirmation's status check
 		`"Name": "order 1042"`,
 		`"Key": "billing.response_code"`,
 		`"Name": "billing.tracker.outcomes"`,
