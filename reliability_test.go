@@ -540,7 +540,9 @@ func TestFaultMatrixForgedCallbacks(t *testing.T) {
 					reported := make(chan *billing.Outcome, 8)
 					var retryErr error
 					clock := &steppedClock{Clock: m.srv.Clock(), slept: make(chan struct{}, 64)}
-					m.useTracker(t, billing.TrackerOptions{Clock: clock, GiveUpAfter: matrixGiveUp, OnOutcome: func(ctx context.Context, o *billing.Outcome) error {
+					// Retention outlasts the test's hours, so the last Await still finds
+					// the reported outcome.
+					m.useTracker(t, billing.TrackerOptions{Clock: clock, GiveUpAfter: matrixGiveUp, Retention: 1000 * time.Hour, OnOutcome: func(ctx context.Context, o *billing.Outcome) error {
 						if o.ClientReference == ref && o.Failed() {
 							retryErr = call.run(ctx, m.client, m, retryRef, fails)
 						}
@@ -615,7 +617,9 @@ func TestFaultMatrixForgedCallbacks(t *testing.T) {
 					} else {
 						assert.Empty(t, retries, "a movement that did not fail is never sent again")
 					}
-					o, err := m.tracker.Await(ctx, call.kind, ref)
+					again, cancel := context.WithTimeout(ctx, 30*time.Second)
+					defer cancel()
+					o, err := m.tracker.Await(again, call.kind, ref)
 					checkOutcomeIsTheTruth(t, m.srv, o, err, ref)
 				})
 			}
