@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -432,6 +433,8 @@ func asyncFlows() []moneyCall {
 var callbackFaults = []struct {
 	name  string
 	fault billingtest.CallbackFault // Kind empty: none
+	// forgesAmount marks a fault about amounts, which a mandate has none of.
+	forgesAmount bool
 }{
 	{name: "none"},
 	{name: "dropped", fault: billingtest.CallbackFault{Kind: billingtest.CallbackDropped}},
@@ -440,6 +443,8 @@ var callbackFaults = []struct {
 	{name: "reordered: contradicted after the final", fault: billingtest.CallbackFault{Kind: billingtest.CallbackContradicted}},
 	{name: "delayed past the five minutes", fault: billingtest.CallbackFault{Kind: billingtest.CallbackDelayed}},
 	{name: "delayed within the five minutes", fault: billingtest.CallbackFault{Kind: billingtest.CallbackDelayed, Delay: 2 * time.Minute}},
+	{name: "forged failure while pending", fault: billingtest.CallbackFault{Kind: billingtest.CallbackForgedFailure}},
+	{name: "forged amount before the genuine callback", fault: billingtest.CallbackFault{Kind: billingtest.CallbackForgedAmount}, forgesAmount: true},
 }
 
 func TestFaultMatrixCallbacks(t *testing.T) {
@@ -449,6 +454,9 @@ func TestFaultMatrixCallbacks(t *testing.T) {
 				continue
 			}
 			for _, cf := range callbackFaults {
+				if cf.forgesAmount && call.kind == billing.KindMandate {
+					continue
+				}
 				name := fmt.Sprintf("%s/%s/%s", call.name, pick(fails, "succeeds", "fails"), cf.name)
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
@@ -498,6 +506,138 @@ func TestFaultMatrixCallbacks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFaultMatrixForgedCallbacks forges callbacks against a merchant whose code runs in
+// OnOutcome and who, as the README says, sends an order again (under a new reference)
+// only after a failure. A forged failure arrives while the movement is pending, a forged
+// amount just before the genuine callback: neither may settle anything, reach the
+// merchant's code, or make it pay twice.
+func TestFaultMatrixForgedCallbacks(t *testing.T) {
+	for _, call := range asyncFlows() {
+		for _, fails := range []bool{false, true} {
+			if fails && !call.canFail {
+				continue
+			}
+			for _, cf := range callbackFaults {
+				if !strings.HasPrefix(cf.name, "forged") || (cf.forgesAmount && call.kind == billing.KindMandate) {
+					continue
+				}
+				name := fmt.Sprintf("%s/%s/%s", call.name, pick(fails, "succeeds", "fails"), cf.name)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					const ref, retryRef = "forged1", "forged1again"
+					ctx := context.Background()
+					// A forged failure comes ten minutes before the resolution, so the
+					// test sees that it settled nothing; a forged amount comes with the
+					// genuine callback, before any status check could settle the truth.
+					m := newFaultyMerchant(t, billingtest.WithResolveAfter(pick(cf.forgesAmount, 10*time.Minute, 0)))
+					if call.prepare != nil {
+						call.prepare(t, m)
+					}
+					// The merchant's code: it sees every final outcome, and sends the
+					// order again after a failure.
+					reported := make(chan *billing.Outcome, 8)
+					var retryErr error
+					clock := &steppedClock{Clock: m.srv.Clock(), slept: make(chan struct{}, 64)}
+					// Retention outlasts the test's hours, so the last Await still finds
+					// the reported outcome.
+					m.useTracker(t, billing.TrackerOptions{Clock: clock, GiveUpAfter: matrixGiveUp, Retention: 1000 * time.Hour, OnOutcome: func(ctx context.Context, o *billing.Outcome) error {
+						if o.ClientReference == ref && o.Failed() {
+							retryErr = call.run(ctx, m.client, m, retryRef, fails)
+						}
+						reported <- o
+						return nil
+					}})
+					runCtx, stop := context.WithCancel(ctx)
+					running := make(chan struct{})
+					go func() { _ = m.tracker.Run(runCtx); close(running) }()
+					t.Cleanup(func() { stop(); <-running })
+
+					f := cf.fault
+					f.Reference = ref
+					m.srv.InjectCallbackFault(f)
+					require.NoError(t, m.tracker.Track(ctx, call.kind, ref))
+					require.NoError(t, call.run(ctx, m.client, m, ref, fails))
+					type awaited struct {
+						o   *billing.Outcome
+						err error
+					}
+					first := make(chan awaited, 1)
+					go func() {
+						o, err := m.tracker.Await(ctx, call.kind, ref)
+						first <- awaited{o, err}
+					}()
+
+					m.srv.Advance(0)
+					key, err := billing.KeyOf(call.kind, ref)
+					require.NoError(t, err)
+					if f.Kind == billingtest.CallbackForgedFailure {
+						assert.Equal(t, 1, m.srv.CallbackFaultsFired(), "the forgery came while the movement was pending")
+						e, err := m.tracker.Store().Get(ctx, key)
+						require.NoError(t, err)
+						assert.Nil(t, e.Final, "a forged failure settles nothing while the status check says pending")
+					}
+					for _, step := range []time.Duration{time.Minute, 4 * time.Minute, 2 * time.Minute, 10 * time.Minute, time.Hour} {
+						m.srv.Advance(step)
+					}
+					var got awaited
+					select {
+					case got = <-first:
+					case <-time.After(30 * time.Second):
+						t.Fatal("Await did not return after the sandbox resolved the movement")
+					}
+					assert.Equal(t, 1, m.srv.CallbackFaultsFired(), "the fault hit")
+					checkOutcomeIsTheTruth(t, m.srv, got.o, got.err, ref)
+
+					// Run reports the outcome once it wakes: move the clock each time
+					// it sleeps until it has.
+					var seen *billing.Outcome
+					deadline := time.After(30 * time.Second)
+					for seen == nil {
+						select {
+						case seen = <-reported:
+						case <-clock.slept:
+							m.srv.Advance(time.Second)
+						case <-deadline:
+							t.Fatal("OnOutcome was never called")
+						}
+					}
+					truth := m.srv.MovementRecords(ref)
+					require.Len(t, truth, 1, "one movement under the reference")
+					assert.Equal(t, truth[0].State == "succeeded", seen.Succeeded(), "the merchant's code was told %s, the sandbox says %s", seen.State, truth[0].State)
+					assert.Equal(t, truth[0].State == "failed", seen.Failed(), "the merchant's code was told %s, the sandbox says %s", seen.State, truth[0].State)
+					if seen.Succeeded() && call.kind != billing.KindMandate {
+						assert.Equal(t, truth[0].Amount, seen.Amount, "the merchant's code sees the service's amount, never the forged one")
+					}
+					retries := m.srv.MovementRecords(retryRef)
+					if truth[0].State == "failed" {
+						require.NoError(t, retryErr)
+						assert.Len(t, retries, 1, "a true failure is sent again, once")
+					} else {
+						assert.Empty(t, retries, "a movement that did not fail is never sent again")
+					}
+					again, cancel := context.WithTimeout(ctx, 30*time.Second)
+					defer cancel()
+					o, err := m.tracker.Await(again, call.kind, ref)
+					checkOutcomeIsTheTruth(t, m.srv, o, err, ref)
+				})
+			}
+		}
+	}
+}
+
+// useTracker gives the merchant a Tracker with opts (on the sandbox's clock unless
+// opts has one) and mounts its handler as the callback URL.
+func (m *faultyMerchant) useTracker(t *testing.T, opts billing.TrackerOptions) {
+	t.Helper()
+	if opts.Clock == nil {
+		opts.Clock = m.srv.Clock()
+	}
+	m.tracker = billing.NewTracker(m.client, opts)
+	endpoint := httptest.NewServer(m.tracker.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(m.client)))
+	t.Cleanup(endpoint.Close)
+	m.callbackURL = endpoint.URL + "/callbacks"
 }
 
 // statusRoutes are the status checks the Tracker falls back on, by kind.

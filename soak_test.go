@@ -220,6 +220,7 @@ func (s *soak) armFaults(rng *rand.Rand, movements int) {
 
 var soakCallbackFaults = []billingtest.CallbackFaultKind{
 	billingtest.CallbackDropped, billingtest.CallbackDuplicated, billingtest.CallbackStale, billingtest.CallbackContradicted, billingtest.CallbackDelayed,
+	billingtest.CallbackForgedFailure, billingtest.CallbackForgedAmount,
 }
 
 // work runs one worker's share: movements, each followed now and then by a billing
@@ -474,6 +475,9 @@ func TestSoak(t *testing.T) {
 		case m.awaitErr != nil || o.Succeeded() != (truth.State == "succeeded") || o.Failed() != (truth.State == "failed"):
 			mismatches++
 			t.Errorf("%s %s: the Tracker says %s by %s (%v), the sandbox %s", m.call, m.ref, o.State, o.Source, m.awaitErr, truth.State)
+		case o.Succeeded() && m.kind != billing.KindMandate && o.Amount != truth.Amount:
+			mismatches++
+			t.Errorf("%s %s: the Tracker says %d by %s, the sandbox %d", m.call, m.ref, o.Amount, o.Source, truth.Amount)
 		default:
 			sources[o.Source]++
 			// What the Tracker holds now, after every late, duplicate, stale or

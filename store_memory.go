@@ -269,7 +269,8 @@ func (s *memoryStore) forgetLocked(e *memEntry) {
 	}
 	delete(s.entries, e.key)
 	s.used -= e.size
-	for _, b := range s.bodies[e.key] {
+	// A copy: dropBodyLocked deletes from s.bodies[e.key] in place.
+	for _, b := range slices.Clone(s.bodies[e.key]) {
 		s.dropBodyLocked(b)
 	}
 	delete(s.bodies, e.key)

@@ -30,6 +30,22 @@ const (
 	// confirms successes against the status check (billing.WithStatusCheckConfirmation)
 	// refuses the false success.
 	CallbackContradicted = CallbackFaultKind(sandbox.CallbackContradicted)
+	// CallbackForgedFailure forges a failure while the movement is still pending: when
+	// the sandbox accepts a receive, send, send-to-bank, direct-debit charge or mandate,
+	// before it resolves, the callback URL receives the failure callback the movement
+	// would send if it failed (ResponseCode 2001, or PreapprovalStatus FAILED), in the
+	// server's wire's shape. The movement goes on and its genuine callback follows. Nth
+	// counts the matching movements accepted. A receiver that confirms failures against
+	// the status check (the Tracker's Handler) answers it 503 "retry later" while the
+	// status check says pending and settles nothing; a merchant who took it for the truth
+	// and sent the movement again would move the money twice.
+	CallbackForgedFailure = CallbackFaultKind(sandbox.CallbackForgedFailure)
+	// CallbackForgedAmount delivers, just before the genuine callback, a copy claiming
+	// success for a hundred times its amounts (a checkout's data.amount as well; a
+	// mandate, which has no amount, gets only the success claim). A receiver that hands
+	// its code the status check's amount refuses the copy with 403 and passes on the
+	// genuine callback.
+	CallbackForgedAmount = CallbackFaultKind(sandbox.CallbackForgedAmount)
 )
 
 // CallbackFault makes one callback or webhook go wrong in a chosen way.
@@ -55,8 +71,8 @@ type CallbackFault struct {
 // or Delay, as a test helper should.
 //
 // The same control is served over HTTP as POST /sandbox/callbacks/faults with
-// {"kind": "drop"|"duplicate"|"stale"|"contradict"|"delay", "reference", "nth",
-// "delaySeconds"}.
+// {"kind": "drop"|"duplicate"|"stale"|"contradict"|"delay"|"forge-failure"|"forge-amount",
+// "reference", "nth", "delaySeconds"}.
 func (s *Server) InjectCallbackFault(f CallbackFault) {
 	err := s.sandbox.InjectCallbackFault(sandbox.CallbackFault{
 		Kind: sandbox.CallbackFaultKind(f.Kind), Reference: f.Reference, Nth: f.Nth, Delay: f.Delay,

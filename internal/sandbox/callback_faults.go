@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"time"
@@ -33,6 +34,23 @@ const (
 	// success. Only a receiver that
 	// checks success against the status check keeps the truth.
 	CallbackContradicted CallbackFaultKind = "contradict"
+	// CallbackForgedFailure posts a forged failure callback for a receive, send,
+	// send-to-bank, direct-debit charge or mandate while it is still pending:
+	// when the sandbox accepts it, before its genuine resolution, the callback
+	// URL receives the failure callback the movement would send if it failed
+	// (ResponseCode 2001 and Message "failed", or PreapprovalStatus FAILED), on
+	// the server's wire. The genuine callback follows as usual. Nth counts the
+	// matching movements accepted, not callbacks; checkouts and subscriptions
+	// never meet it. Only a receiver that confirms failures against the status
+	// check keeps from settling it.
+	CallbackForgedFailure CallbackFaultKind = "forge-failure"
+	// CallbackForgedAmount delivers, before the genuine callback, a copy
+	// claiming success for a hundred times its amounts (every Amount,
+	// AmountCharged, AmountAfterCharges and AmountDebited, a checkout's
+	// data.amount, with the same decimals); a mandate callback, which has no
+	// amount, gets only the success claim. Only a receiver that hands its code
+	// the status check's amount, not the callback's, keeps the truth.
+	CallbackForgedAmount CallbackFaultKind = "forge-amount"
 )
 
 // DefaultCallbackDelay is the hold of CallbackDelayed without a Delay: past the
@@ -56,49 +74,73 @@ type CallbackFault struct {
 	Delay time.Duration
 }
 
-// callbackEffect sends (or not) the first attempt of a faulted callback.
-type callbackEffect func(s *Server, url string, payload []byte)
+// callbackEffect is what an armed callback fault does when it hits.
+type callbackEffect struct {
+	// whilePending says the fault hits a movement when the sandbox accepts it
+	// (forgeWhilePending) rather than a callback (dispatch).
+	whilePending bool
+	// send schedules (or not) the first attempts: of the faulted callback, or of
+	// the forged failure of a movement still pending.
+	send func(s *Server, url string, payload []byte)
+}
+
+// onCallback is the effect of a fault that acts on the genuine callback.
+func onCallback(send func(s *Server, url string, payload []byte)) callbackEffect {
+	return callbackEffect{send: send}
+}
 
 // callbackFaultKinds is the table of callback fault kinds: each builds the effect
 // of a fault from its parameters. Adding a kind adds a row.
 var callbackFaultKinds = map[CallbackFaultKind]func(CallbackFault) callbackEffect{
 	CallbackDropped: func(CallbackFault) callbackEffect {
-		return func(s *Server, _ string, _ []byte) {
+		return onCallback(func(s *Server, _ string, _ []byte) {
 			s.cfg.Logger.Debug("sandbox dropped a callback, as a fault asked")
-		}
+		})
 	},
 	CallbackDuplicated: func(CallbackFault) callbackEffect {
-		return func(s *Server, url string, payload []byte) {
+		return onCallback(func(s *Server, url string, payload []byte) {
 			s.firstAttemptAt(s.Now(), url, payload)
 			s.firstAttemptAt(s.Now(), url, payload)
-		}
+		})
 	},
 	CallbackStale: func(CallbackFault) callbackEffect {
-		return func(s *Server, url string, payload []byte) {
+		return onCallback(func(s *Server, url string, payload []byte) {
 			s.firstAttemptAt(s.Now(), url, payload)
 			s.firstAttemptAt(s.Now(), url, staleCopy(payload)) // tasks due together run in order
-		}
+		})
 	},
 	CallbackContradicted: func(CallbackFault) callbackEffect {
-		return func(s *Server, url string, payload []byte) {
+		return onCallback(func(s *Server, url string, payload []byte) {
 			s.firstAttemptAt(s.Now(), url, payload)
 			s.firstAttemptAt(s.Now(), url, contradictingCopy(payload))
-		}
+		})
 	},
 	CallbackDelayed: func(f CallbackFault) callbackEffect {
 		delay := f.Delay
 		if delay <= 0 {
 			delay = DefaultCallbackDelay
 		}
-		return func(s *Server, url string, payload []byte) {
+		return onCallback(func(s *Server, url string, payload []byte) {
 			s.firstAttemptAt(s.Now().Add(delay), url, payload)
-		}
+		})
+	},
+	CallbackForgedFailure: func(CallbackFault) callbackEffect {
+		return callbackEffect{whilePending: true, send: func(s *Server, url string, forged []byte) {
+			s.firstAttemptAt(s.Now(), url, forged) // before the resolution, scheduled after it
+		}}
+	},
+	CallbackForgedAmount: func(CallbackFault) callbackEffect {
+		return onCallback(func(s *Server, url string, payload []byte) {
+			s.firstAttemptAt(s.Now(), url, forgedAmountCopy(payload))
+			s.firstAttemptAt(s.Now(), url, payload)
+		})
 	},
 }
 
 // CallbackFaultKindNames returns the names of the callback fault kinds, sorted.
 func CallbackFaultKindNames() []string {
-	return []string{string(CallbackContradicted), string(CallbackDelayed), string(CallbackDropped), string(CallbackDuplicated), string(CallbackStale)}
+	return []string{string(CallbackContradicted), string(CallbackDelayed), string(CallbackDropped), string(CallbackDuplicated),
+		string(CallbackForgedAmount), string(CallbackForgedFailure), string(CallbackStale)}
 }
 
 // InjectCallbackFault arms f. Each callback counts down every fault armed for
@@ -127,11 +169,43 @@ func (s *Server) CallbackFaultCounts() (armed, fired int) { return s.callbackFau
 // dispatch schedules the first attempt of a callback, through the callback
 // fault it meets, if any.
 func (s *Server) dispatch(url string, payload []byte) {
-	if effect, ok := s.callbackFaults.take(callbackReference(payload)); ok {
-		effect(s, url, payload)
+	if effect, ok := s.callbackFaults.takeWhere(callbackReference(payload), actsOnCallbacks); ok {
+		effect.send(s, url, payload)
 		return
 	}
 	s.firstAttemptAt(s.Now(), url, payload)
+}
+
+func actsOnCallbacks(e callbackEffect) bool  { return !e.whilePending }
+func actsWhilePending(e callbackEffect) bool { return e.whilePending }
+
+// forgeWhilePending counts a movement just accepted, under its client reference,
+// against the faults that act while it is pending, and sends the one it meets the
+// failure callback that failure builds. Call it before scheduling the movement's
+// resolution, so that the forgery, due as soon, comes first. An empty url sends
+// nothing and counts nothing.
+func (s *Server) forgeWhilePending(reference, url string, failure func() any) {
+	if url == "" {
+		return
+	}
+	effect, ok := s.callbackFaults.takeWhere(reference, actsWhilePending)
+	if !ok {
+		return
+	}
+	payload, err := json.Marshal(failure())
+	if err != nil {
+		panic("sandbox: callback body does not encode: " + err.Error()) // our own types: a bug
+	}
+	effect.send(s, url, payload)
+}
+
+// failureCallbackOf returns the callback m would send if it failed now, m left as
+// it is. s.mu must be held.
+func (s *Server) failureCallbackOf(m *movement) any {
+	saved := *m
+	defer func() { *m = saved }()
+	m.finish(CodeFailed, s.Now())
+	return m.callback()
 }
 
 func (s *Server) firstAttemptAt(at time.Time, url string, payload []byte) {
@@ -172,6 +246,58 @@ func contradictingCopy(payload []byte) []byte {
 		return restated(payload, stateWords{code: CodeFailed, message: "failed", preapproval: "FAILED", checkout: checkoutFailed, status: "Failed"})
 	}
 	return restated(payload, stateWords{code: CodeSuccess, message: "success", preapproval: "APPROVED", checkout: checkoutSucceeded, status: "Success"})
+}
+
+// forgedAmountCopy returns payload claiming success for a hundred times each of
+// its amounts (forgedAmountKeys in Data or data), with the same decimals.
+func forgedAmountCopy(payload []byte) []byte {
+	claimed := restated(payload, stateWords{code: CodeSuccess, message: "success", preapproval: "APPROVED", checkout: checkoutSucceeded, status: "Success"})
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(claimed, &body); err != nil {
+		return claimed
+	}
+	for _, key := range []string{"Data", "data"} {
+		var data map[string]json.RawMessage
+		if json.Unmarshal(body[key], &data) != nil || data == nil {
+			continue
+		}
+		for _, amount := range forgedAmountKeys {
+			if v, ok := data[amount]; ok {
+				data[amount] = hundredfold(v)
+			}
+		}
+		body[key], _ = json.Marshal(data)
+	}
+	out, err := json.Marshal(body)
+	if err != nil {
+		return claimed
+	}
+	return out
+}
+
+// forgedAmountKeys are the keys of a callback's amounts; json.Unmarshal into a map
+// keeps keys as written, so both cases are listed.
+var forgedAmountKeys = []string{"Amount", "AmountCharged", "AmountAfterCharges", "AmountDebited", "amount"}
+
+// hundredfold returns a JSON number a hundred times v, with v's decimals; anything
+// else is returned as it is.
+func hundredfold(v json.RawMessage) json.RawMessage {
+	text := string(v)
+	r, ok := new(big.Rat).SetString(text)
+	if !ok || !isJSONNumber(text) {
+		return v
+	}
+	decimals := 0
+	if dot := strings.IndexByte(text, '.'); dot >= 0 {
+		decimals = len(text) - dot - 1
+	}
+	return json.RawMessage(r.Mul(r, big.NewRat(100, 1)).FloatString(decimals))
+}
+
+// isJSONNumber tells a plain decimal number from the other texts big.Rat reads
+// (fractions, exponents).
+func isJSONNumber(text string) bool {
+	return strings.Trim(text, "-0123456789.") == "" && text != ""
 }
 
 // stateWords are the values of the keys that carry a callback's state; status
@@ -242,7 +368,7 @@ func callbackFaultRoutes(s *Server) []route {
 }
 
 // injectCallbackFault arms a callback fault: {"kind": "drop"|"duplicate"|
-// "stale"|"contradict"|"delay", "reference": "...", "nth": 1, "delaySeconds":
+// "stale"|"contradict"|"delay"|"forge-failure"|"forge-amount", "reference": "...", "nth": 1, "delaySeconds":
 // 360}; only kind is required. It answers the fault as armed.
 func (s *Server) injectCallbackFault(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeFields(r)

@@ -226,3 +226,92 @@ func TestCallbackCopiesOfTheProvidersCheckoutWebhook(t *testing.T) {
 		})
 	}
 }
+
+// A forged failure comes while the movement is still pending, shaped as the failure
+// callback it would send on the server's wire, and the genuine callback follows.
+func TestCallbackForgedFailureComesWhileThePaymentIsPending(t *testing.T) {
+	for wire, newServer := range map[string]func(testing.TB, Config) *Server{"spec": newTestServer, "provider": newProviderServer} {
+		t.Run(wire, func(t *testing.T) {
+			url := newCallbackReceiver(t)
+			s := newServer(t, Config{ResolveAfter: 10 * time.Minute})
+			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackForgedFailure, Reference: "rcv9"}))
+			answer(t, serve(t, s, http.MethodPost, "/v1/payments/receive", basicHeader, receiveBody("+233241234567", "rcv9", url)), http.StatusOK)
+			s.Advance(0)
+			got := deliveredTo(s, url)
+			require.Len(t, got, 1, "the forgery, at once")
+			forged := object(t, got[0])
+			assert.Equal(t, `"2001"`, string(forged["ResponseCode"]))
+			assert.Equal(t, `"failed"`, string(forged["Message"]))
+			data := object(t, forged["Data"])
+			assert.Equal(t, `"rcv9"`, string(data["ClientReference"]))
+			assert.NotEqual(t, `"0001-01-01T00:00:00Z"`, string(data["PaymentDate"]), "dated as a real failure would be")
+			records := s.Movements("rcv9")
+			require.Len(t, records, 1)
+			assert.Equal(t, StatePending, records[0].State, "the movement itself is untouched")
+			_, fired := s.CallbackFaultCounts()
+			assert.Equal(t, 1, fired)
+
+			s.Advance(10 * time.Minute)
+			got = deliveredTo(s, url)
+			require.Len(t, got, 2, "then the genuine callback")
+			assert.Equal(t, `"0000"`, string(object(t, got[1])["ResponseCode"]))
+			assert.Equal(t, StateSucceeded, s.Movements("rcv9")[0].State)
+		})
+	}
+}
+
+func TestCallbackForgedFailureOfAMandate(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{ResolveAfter: 10 * time.Minute})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackForgedFailure, Reference: "mnd9"}))
+	createMandate(t, s, "mnd9", "233241234567", "mtn-gh-direct-debit", url)
+	s.Advance(0)
+	got := deliveredTo(s, url)
+	require.Len(t, got, 1)
+	assert.Equal(t, `"FAILED"`, string(object(t, got[0])["PreapprovalStatus"]))
+	assert.Equal(t, `"mnd9"`, string(object(t, got[0])["ClientReferenceId"]))
+	s.Advance(10 * time.Minute)
+	got = deliveredTo(s, url)
+	require.Len(t, got, 2)
+	assert.Equal(t, `"APPROVED"`, string(object(t, got[1])["PreapprovalStatus"]), "the mandate was approved all the same")
+}
+
+// A forged failure waits for a movement to be accepted: callbacks pass it by.
+func TestCallbackForgedFailureIsNotTakenByCallbacks(t *testing.T) {
+	url := newCallbackReceiver(t)
+	s := newTestServer(t, Config{})
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackForgedFailure}))
+	require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackDuplicated, Reference: "rcv1"}))
+	deliverRaw(s, url, faultedTransaction)
+	s.Advance(0)
+	assert.Len(t, deliveredTo(s, url), 2, "the callback met the duplicate, not the forgery")
+	armed, fired := s.CallbackFaultCounts()
+	assert.Equal(t, []int{1, 1}, []int{armed, fired})
+}
+
+func TestCallbackForgedAmountComesBeforeTheGenuineOne(t *testing.T) {
+	failedTransaction := `{"ResponseCode":"2001","Message":"failed","Data":{"Amount":50.00,"Charges":0.00,"ClientReference":"rcv2","TransactionId":"t2"}}`
+	for name, tc := range map[string]struct{ body, forged string }{
+		"transaction":        {faultedTransaction, `{"ResponseCode":"0000","Message":"success","Data":{"Amount":5000.00,"Charges":0.50,"ClientReference":"rcv1","TransactionId":"t1"}}`},
+		"failed transaction": {failedTransaction, `{"ResponseCode":"0000","Message":"success","Data":{"Amount":5000.00,"Charges":0.00,"ClientReference":"rcv2","TransactionId":"t2"}}`},
+		"payout":             {faultedPayout, `{"ResponseCode":"0000","Data":{"AmountDebited":5100.00,"Amount":5000.00,"ClientReference":"snd1","RecipientName":"AMA"}}`},
+		"mandate":            {faultedMandate, faultedMandate},
+		"checkout":           {faultedCheckout, `{"id":"evt_1","event":"payment.succeeded","data":{"id":"pay_1","reference":"chk1","status":"SUCCEEDED","amount":500000}}`},
+		"provider checkout": {`{"ResponseCode":"0000","Status":"Success","Data":{"ClientReference":"chk9","Status":"Success","Amount":0.5}}`,
+			`{"ResponseCode":"0000","Status":"Success","Data":{"ClientReference":"chk9","Status":"Success","Amount":50.0}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			url := newCallbackReceiver(t)
+			s := newTestServer(t, Config{})
+			require.NoError(t, s.InjectCallbackFault(CallbackFault{Kind: CallbackForgedAmount}))
+			deliverRaw(s, url, tc.body)
+			s.Advance(0)
+			got := deliveredTo(s, url)
+			require.Len(t, got, 2)
+			assert.JSONEq(t, tc.forged, string(got[0]), "the forgery first")
+			assert.JSONEq(t, tc.body, string(got[1]), "then the genuine callback")
+		})
+	}
+	assert.Equal(t, "5000.00", string(hundredfold([]byte("50.00"))), "decimals keep their count")
+	assert.Equal(t, "0.5e0", string(hundredfold([]byte("0.5e0"))), "not a plain decimal: as it was")
+}

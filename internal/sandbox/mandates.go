@@ -190,6 +190,12 @@ func (s *Server) requestApproval(m *mandate) {
 // approval request comes first, then calls back. s.mu must be held.
 func (s *Server) approveLater(m *mandate) {
 	request := m.request
+	s.forgeWhilePending(m.ClientReference, m.callbackURL, func() any {
+		status := m.Status
+		defer func() { m.Status = status }()
+		m.Status = mandateFailed
+		return s.shapes.mandateCallback(m, s.Now())
+	})
 	s.schedule(s.Now().Add(s.cfg.ResolveAfter), func() {
 		s.mu.Lock()
 		var body any

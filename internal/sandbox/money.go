@@ -257,6 +257,13 @@ var (
 // resolveLater makes m final as o says once it has been pending for
 // ResolveAfter (or o's own pending time, if longer), then posts its callback.
 func (s *Server) resolveLater(m *movement, o outcome) {
+	if m.callback != nil {
+		s.forgeWhilePending(m.ClientReference, m.callbackURL, func() any {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.failureCallbackOf(m)
+		})
+	}
 	s.schedule(m.CreatedAt.Add(max(s.cfg.ResolveAfter, o.pending)), func() {
 		s.mu.Lock()
 		var target string
