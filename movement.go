@@ -345,17 +345,17 @@ func (w *payoutWire) read() payout {
 // same lower-camel object on both wires, its amounts in its kind's unit on the spec's
 // and in cedis on the provider's (see amountUnit).
 type collectionStatusWire struct {
-	Date                  wireTime        `json:"date"`
-	Status                wireText        `json:"status"`
-	TransactionID         wireText        `json:"transactionId"`
-	ExternalTransactionID wireText        `json:"externalTransactionId"`
-	PaymentMethod         wireText        `json:"paymentMethod"`
-	ClientReference       wireText        `json:"clientReference"`
-	CurrencyCode          wireText        `json:"currencyCode"`
-	Amount                wireAmount      `json:"amount"`
-	Charges               wireAmount      `json:"charges"`
-	AmountAfterCharges    wireAmount      `json:"amountAfterCharges"`
-	IsFulfilled           wireValue[bool] `json:"isFulfilled"`
+	Date                  wireTime         `json:"date"`
+	Status                wireText         `json:"status"`
+	TransactionID         wireText         `json:"transactionId"`
+	ExternalTransactionID wireText         `json:"externalTransactionId"`
+	PaymentMethod         wireText         `json:"paymentMethod"`
+	ClientReference       wireText         `json:"clientReference"`
+	CurrencyCode          wireNullableText `json:"currencyCode"`
+	Amount                wireAmount       `json:"amount"`
+	Charges               wireAmount       `json:"charges"`
+	AmountAfterCharges    wireAmount       `json:"amountAfterCharges"`
+	IsFulfilled           wireValue[bool]  `json:"isFulfilled"`
 }
 
 // collectionStatus is a collectionStatusWire in minor units.
@@ -369,11 +369,16 @@ type collectionStatus struct {
 
 // read converts the status, reading plain integers in declared (the kind's unit).
 func (w *collectionStatusWire) read(declared amountUnit) collectionStatus {
+	if w.CurrencyCode.null {
+		// The spec's status check always names its currency; the provider's writes
+		// currencyCode null, and cedis throughout, whole numbers included.
+		declared = majorUnits
+	}
 	u := objectUnit(declared, w.Amount, w.Charges, w.AmountAfterCharges)
 	return collectionStatus{
 		date: w.Date.at, status: foldedOneOf(w.Status, CollectionStatusPaid, CollectionStatusUnpaid),
 		transactionID: string(w.TransactionID), externalTransactionID: string(w.ExternalTransactionID),
-		paymentMethod: string(w.PaymentMethod), clientReference: string(w.ClientReference), currency: string(w.CurrencyCode),
+		paymentMethod: string(w.PaymentMethod), clientReference: string(w.ClientReference), currency: string(w.CurrencyCode.text),
 		amount: w.Amount.minorOr0(u), charges: w.Charges.minorOr0(u), amountAfterCharges: w.AmountAfterCharges.minorOr0(u),
 		isFulfilled: w.IsFulfilled.v,
 	}

@@ -385,3 +385,25 @@ func TestAFieldTheSDKCannotReadKeepsTheState(t *testing.T) {
 		}
 	})
 }
+
+// The provider's receive status of whole cedis (amount 1, charges 0) is in cedis like
+// its decimals: the object names no currency, which the spec's always does.
+func TestProviderReceiveStatusOfWholeCedisReadsCedis(t *testing.T) {
+	c, mock := newMockClient(t)
+	body := `{"message":"Successful","responseCode":"0000","data":{"date":"2024-04-25T21:45:48.4740964Z","status":"Paid",
+		"transactionId":"7fd01221","externalTransactionId":"0000006824852622","paymentMethod":"mobilemoney",
+		"clientReference":"order77","currencyCode":null,"amount":1,"charges":0,"amountAfterCharges":1,"isFulfilled":null}}`
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/order77", httpmock.NewStringResponder(http.StatusOK, body))
+	st, err := c.Payments.ReceiveStatus(context.Background(), "order77")
+	require.NoError(t, err)
+	assert.Equal(t, int64(100), st.Amount)
+	assert.Equal(t, int64(0), st.Charges)
+	assert.Equal(t, int64(100), st.AmountAfterCharges)
+
+	// The spec's, naming its currency, keeps integers as minor units.
+	spec := strings.Replace(strings.Replace(body, `"currencyCode":null`, `"currencyCode":"GHS"`, 1), `"amount":1,`, `"amount":2500,`, 1)
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/order78", httpmock.NewStringResponder(http.StatusOK, spec))
+	st, err = c.Payments.ReceiveStatus(context.Background(), "order78")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2500), st.Amount)
+}

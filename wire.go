@@ -34,8 +34,10 @@ import (
 // amount written with a fraction shows the whole object is in major units: objectUnit
 // applies that to its siblings, so amount 1 beside charges 0.02 is 1.00. A body that
 // marks the provider's wire decides too: a send status check whose code is the word
-// "success" (ResponseCode.isSuccessWord; the spec's says 0000) is in cedis throughout.
-// Otherwise an object of whole numbers only is read as the spec says.
+// "success" (ResponseCode.isSuccessWord; the spec's says 0000) is in cedis throughout,
+// and so is a receive or debit status check whose currencyCode is null (the provider's
+// way; the spec always names the currency). Otherwise an object of whole numbers only
+// is read as the spec says.
 type amountUnit uint8
 
 const (
@@ -328,6 +330,19 @@ func (w wireCode) code() ResponseCode {
 		return w.ResponseCode
 	}
 	return w.Code
+}
+
+// wireNullableText is a wireText that also remembers whether the field was written as
+// JSON null, which the provider does where the spec always writes a value.
+type wireNullableText struct {
+	text wireText
+	null bool
+}
+
+// UnmarshalJSON reads null, or a wireText.
+func (t *wireNullableText) UnmarshalJSON(b []byte) error {
+	t.null = string(bytes.TrimSpace(b)) == "null"
+	return t.text.UnmarshalJSON(b)
 }
 
 // wireText is a text field as either wire writes it: a string, or a number where an id
