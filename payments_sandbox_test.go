@@ -212,8 +212,14 @@ func testCheckoutEndToEnd(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestCheckoutOtherMethodsAndDeclines(t *testing.T) {
+	for _, wire := range billingtest.Wires() {
+		t.Run(string(wire), func(t *testing.T) { testCheckoutOtherMethodsAndDeclines(t, wire) })
+	}
+}
+
+func testCheckoutOtherMethodsAndDeclines(t *testing.T, wire billingtest.Wire) {
 	webhooks := callbackSink(t)
-	srv, c := moneySandbox(t, billingtest.WithWebhookURL(webhooks))
+	srv, c := moneySandbox(t, billingtest.WithWire(wire), billingtest.WithWebhookURL(webhooks))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		method, outcome string
@@ -389,7 +395,13 @@ func testReceiveEveryTestNumber(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestReceiveRefusedAtOnceMovesNothing(t *testing.T) {
-	srv, c := moneySandbox(t)
+	for _, wire := range billingtest.Wires() {
+		t.Run(string(wire), func(t *testing.T) { testReceiveRefusedAtOnce(t, wire) })
+	}
+}
+
+func testReceiveRefusedAtOnce(t *testing.T, wire billingtest.Wire) {
+	srv, c := moneySandbox(t, billingtest.WithWire(wire))
 	ctx := context.Background()
 
 	_, err := receiveFor(ctx, c, "233241230003", "rcv0003", "")
@@ -555,9 +567,15 @@ var lostResponseCases = map[string]lostResponseCase{
 }
 
 func TestLostResponseIsOutcomeUnknownAndMovesMoneyOnce(t *testing.T) {
+	for _, wire := range billingtest.Wires() {
+		t.Run(string(wire), func(t *testing.T) { testLostResponse(t, wire) })
+	}
+}
+
+func testLostResponse(t *testing.T, wire billingtest.Wire) {
 	for name, tc := range lostResponseCases {
 		t.Run(name, func(t *testing.T) {
-			srv, c := moneySandbox(t)
+			srv, c := moneySandbox(t, billingtest.WithWire(wire))
 			ctx := context.Background()
 			if tc.setup != nil {
 				tc.setup(t, srv, c)

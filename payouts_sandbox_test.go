@@ -144,7 +144,13 @@ func testSendEveryTestNumber(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestSendRefusedAtOnceMovesNothing(t *testing.T) {
-	srv, c := moneySandbox(t)
+	for _, wire := range billingtest.Wires() {
+		t.Run(string(wire), func(t *testing.T) { testSendRefusedAtOnce(t, wire) })
+	}
+}
+
+func testSendRefusedAtOnce(t *testing.T, wire billingtest.Wire) {
+	srv, c := moneySandbox(t, billingtest.WithWire(wire))
 	ctx := context.Background()
 	start := srv.DisbursementBalance()
 
