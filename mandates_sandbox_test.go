@@ -45,9 +45,7 @@ func mandateCallback(t *testing.T, body json.RawMessage) billing.Mandate {
 var otpCode = regexp.MustCompile(`[A-Z]{4}-[0-9]{4}`)
 
 func TestUSSDMandateThenChargeEndToEnd(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testUSSDMandateThenCharge(t, wire) })
-	}
+	onEachWire(t, testUSSDMandateThenCharge)
 }
 
 func testUSSDMandateThenCharge(t *testing.T, wire billingtest.Wire) {
@@ -123,9 +121,7 @@ func testUSSDMandateThenCharge(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestOTPMandateCancelAndReactivateEndToEnd(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testOTPMandateCancelAndReactivate(t, wire) })
-	}
+	onEachWire(t, testOTPMandateCancelAndReactivate)
 }
 
 func testOTPMandateCancelAndReactivate(t *testing.T, wire billingtest.Wire) {
@@ -234,9 +230,7 @@ func testOTPMandateCancelAndReactivate(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestUSSDReactivateCallsBackToTheNewURL(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testUSSDReactivateCallsBackToTheNewURL(t, wire) })
-	}
+	onEachWire(t, testUSSDReactivateCallsBackToTheNewURL)
 }
 
 func testUSSDReactivateCallsBackToTheNewURL(t *testing.T, wire billingtest.Wire) {
@@ -260,9 +254,7 @@ func testUSSDReactivateCallsBackToTheNewURL(t *testing.T, wire billingtest.Wire)
 }
 
 func TestDirectDebitEveryTestNumber(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testDirectDebitEveryTestNumber(t, wire) })
-	}
+	onEachWire(t, testDirectDebitEveryTestNumber)
 }
 
 func testDirectDebitEveryTestNumber(t *testing.T, wire billingtest.Wire) {

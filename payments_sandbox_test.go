@@ -115,9 +115,7 @@ func decodeCallback[T any](t *testing.T, body json.RawMessage) T {
 }
 
 func TestCheckoutEndToEnd(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testCheckoutEndToEnd(t, wire) })
-	}
+	onEachWire(t, testCheckoutEndToEnd)
 }
 
 func testCheckoutEndToEnd(t *testing.T, wire billingtest.Wire) {
@@ -212,9 +210,7 @@ func testCheckoutEndToEnd(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestCheckoutOtherMethodsAndDeclines(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testCheckoutOtherMethodsAndDeclines(t, wire) })
-	}
+	onEachWire(t, testCheckoutOtherMethodsAndDeclines)
 }
 
 func testCheckoutOtherMethodsAndDeclines(t *testing.T, wire billingtest.Wire) {
@@ -289,9 +285,7 @@ func wireFixture(wire billingtest.Wire, spec, provider string) string {
 }
 
 func TestReceiveEveryTestNumber(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testReceiveEveryTestNumber(t, wire) })
-	}
+	onEachWire(t, testReceiveEveryTestNumber)
 }
 
 func testReceiveEveryTestNumber(t *testing.T, wire billingtest.Wire) {
@@ -395,9 +389,7 @@ func testReceiveEveryTestNumber(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestReceiveRefusedAtOnceMovesNothing(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testReceiveRefusedAtOnce(t, wire) })
-	}
+	onEachWire(t, testReceiveRefusedAtOnce)
 }
 
 func testReceiveRefusedAtOnce(t *testing.T, wire billingtest.Wire) {
@@ -567,9 +559,7 @@ var lostResponseCases = map[string]lostResponseCase{
 }
 
 func TestLostResponseIsOutcomeUnknownAndMovesMoneyOnce(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testLostResponse(t, wire) })
-	}
+	onEachWire(t, testLostResponse)
 }
 
 func testLostResponse(t *testing.T, wire billingtest.Wire) {

@@ -41,9 +41,7 @@ type payoutCallback struct {
 }
 
 func TestSendEveryTestNumber(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testSendEveryTestNumber(t, wire) })
-	}
+	onEachWire(t, testSendEveryTestNumber)
 }
 
 func testSendEveryTestNumber(t *testing.T, wire billingtest.Wire) {
@@ -144,9 +142,7 @@ func testSendEveryTestNumber(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestSendRefusedAtOnceMovesNothing(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testSendRefusedAtOnce(t, wire) })
-	}
+	onEachWire(t, testSendRefusedAtOnce)
 }
 
 func testSendRefusedAtOnce(t *testing.T, wire billingtest.Wire) {
@@ -172,9 +168,7 @@ func testSendRefusedAtOnce(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestSendAboveTheBalanceFailsByCallback(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testSendAboveTheBalance(t, wire) })
-	}
+	onEachWire(t, testSendAboveTheBalance)
 }
 
 func testSendAboveTheBalance(t *testing.T, wire billingtest.Wire) {
@@ -198,9 +192,7 @@ func testSendAboveTheBalance(t *testing.T, wire billingtest.Wire) {
 }
 
 func TestSendToBankEndToEnd(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testSendToBankEndToEnd(t, wire) })
-	}
+	onEachWire(t, testSendToBankEndToEnd)
 }
 
 func testSendToBankEndToEnd(t *testing.T, wire billingtest.Wire) {

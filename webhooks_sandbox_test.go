@@ -65,9 +65,7 @@ func newWebhookSandbox(t *testing.T, wire billingtest.Wire) (*billingtest.Server
 }
 
 func TestWebhookHandlerTakesTheSandboxCheckoutWebhookAndItsRetries(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testCheckoutWebhookAndItsRetries(t, wire) })
-	}
+	onEachWire(t, testCheckoutWebhookAndItsRetries)
 }
 
 func testCheckoutWebhookAndItsRetries(t *testing.T, wire billingtest.Wire) {
@@ -136,9 +134,7 @@ func TestWebhookHandlerTakesTheSandboxTrialEvent(t *testing.T) {
 }
 
 func TestWebhookHandlerRefusesAForgedCheckoutWebhook(t *testing.T) {
-	for _, wire := range billingtest.Wires() {
-		t.Run(string(wire), func(t *testing.T) { testForgedCheckoutWebhook(t, wire) })
-	}
+	onEachWire(t, testForgedCheckoutWebhook)
 }
 
 func testForgedCheckoutWebhook(t *testing.T, wire billingtest.Wire) {
