@@ -47,8 +47,10 @@ type trackedMovement struct {
 }
 
 var trackedMovements = []trackedMovement{
-	{name: "receive", kind: billing.KindReceive, start: trackedReceive("233241234567"), succeeded: true, code: billing.CodeSuccess, amount: 5000, charges: 50},
-	{name: "receive wrong PIN", kind: billing.KindReceive, start: trackedReceive("233241230001"), code: billing.CodeFailed, amount: 5000},
+	{name: "receive", kind: billing.KindReceive, start: trackedReceive("233241234567", 5000), succeeded: true, code: billing.CodeSuccess, amount: 5000, charges: 50},
+	// 100.00 with 1.00 charged: every amount of the provider's answers a whole number of cedis.
+	{name: "receive of whole cedis", kind: billing.KindReceive, start: trackedReceive("233241234567", 10000), succeeded: true, code: billing.CodeSuccess, amount: 10000, charges: 100},
+	{name: "receive wrong PIN", kind: billing.KindReceive, start: trackedReceive("233241230001", 5000), code: billing.CodeFailed, amount: 5000},
 	{name: "send", kind: billing.KindSend, start: trackedSend("233201234567"), succeeded: true, code: billing.CodeSuccess, amount: 2000, charges: 100},
 	{name: "send insufficient balance", kind: billing.KindSend, start: trackedSend("233201230004"), code: billing.CodeInsufficientBalance, providerCheckCode: billing.CodeFailed, amount: 2000, charges: 100},
 	{name: "bank transfer", kind: billing.KindBankTransfer, start: trackedBankTransfer("1441000123456"), succeeded: true, code: billing.CodeSuccess, amount: 10000, charges: 100},
@@ -59,10 +61,10 @@ var trackedMovements = []trackedMovement{
 	{name: "mandate refused", kind: billing.KindMandate, start: trackedMandate("233241230009")},
 }
 
-func trackedReceive(phone string) func(*testing.T, *trackedMerchant, string) string {
+func trackedReceive(phone string, amount int64) func(*testing.T, *trackedMerchant, string) string {
 	return func(t *testing.T, m *trackedMerchant, ref string) string {
 		r, err := m.tracker.Receive(context.Background(), &billing.ReceiveParams{
-			Amount: 5000, Phone: phone, Provider: billing.ProviderMTN, Description: "Order " + ref,
+			Amount: amount, Phone: phone, Provider: billing.ProviderMTN, Description: "Order " + ref,
 			ClientReference: ref, CallbackURL: m.callbackURL,
 		})
 		require.NoError(t, err)
