@@ -67,23 +67,22 @@ func (m *trackedMerchant) statuses() []int {
 	return out
 }
 
-func TestTrackerEndToEndByCallback(t *testing.T) {
-	m := newTrackedMerchant(t)
+func TestTrackerEndToEndByCallback(t *testing.T) { onEachWire(t, testTrackerByCallback) }
+
+func testTrackerByCallback(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.receive(t, "e2eReceive1", "233241234567")
 	m.send(t, "e2eSend1", "233201234567")
 	m.srv.Advance(0) // the sandbox resolves both and posts their callbacks
 
-	ctx := context.Background()
-	paid, err := m.tracker.Await(ctx, billing.KindReceive, "e2eReceive1")
-	require.NoError(t, err)
+	paid := awaitOutcome(t, m.tracker, billing.KindReceive, "e2eReceive1")
 	assert.True(t, paid.Succeeded())
 	assert.Equal(t, billing.SourceCallback, paid.Source)
 	assert.Equal(t, int64(5000), paid.Amount)
 	assert.Equal(t, int64(50), paid.Charges)
 	assert.NotEmpty(t, paid.ExternalTransactionID)
 
-	sent, err := m.tracker.Await(ctx, billing.KindSend, "e2eSend1")
-	require.NoError(t, err)
+	sent := awaitOutcome(t, m.tracker, billing.KindSend, "e2eSend1")
 	assert.True(t, sent.Succeeded())
 	assert.Equal(t, billing.SourceCallback, sent.Source)
 	assert.Equal(t, int64(2000), sent.Amount)
@@ -91,26 +90,31 @@ func TestTrackerEndToEndByCallback(t *testing.T) {
 }
 
 func TestTrackerEndToEndFailuresByCallback(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerFailuresByCallback)
+}
+
+func testTrackerFailuresByCallback(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.receive(t, "e2eWrongPin", "233241230001")
 	m.send(t, "e2eNoBalance", "233201230004")
 	m.srv.Advance(0)
 
-	ctx := context.Background()
-	wrongPin, err := m.tracker.Await(ctx, billing.KindReceive, "e2eWrongPin")
-	require.NoError(t, err)
+	wrongPin := awaitOutcome(t, m.tracker, billing.KindReceive, "e2eWrongPin")
 	assert.True(t, wrongPin.Failed())
 	assert.Equal(t, billing.CodeFailed, wrongPin.Code)
 
-	noBalance, err := m.tracker.Await(ctx, billing.KindSend, "e2eNoBalance")
-	require.NoError(t, err)
+	noBalance := awaitOutcome(t, m.tracker, billing.KindSend, "e2eNoBalance")
 	assert.True(t, noBalance.Failed())
 	assert.Equal(t, billing.CodeInsufficientBalance, noBalance.Code)
 	assert.Empty(t, noBalance.ExternalTransactionID)
 }
 
 func TestTrackerEndToEndDroppedCallbackFallsBackAfterFiveMinutes(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerDroppedCallbackFallsBackAfterFiveMinutes)
+}
+
+func testTrackerDroppedCallbackFallsBackAfterFiveMinutes(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: "e2eDropped"})
 	m.receive(t, "e2eDropped", "233241234567")
 	m.srv.Advance(0)
@@ -133,17 +137,24 @@ func TestTrackerEndToEndDroppedCallbackFallsBackAfterFiveMinutes(t *testing.T) {
 }
 
 func TestTrackerEndToEndSilentNumberIsResolvedByStatusCheck(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerSilentNumberIsResolvedByStatusCheck)
+}
+
+func testTrackerSilentNumberIsResolvedByStatusCheck(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.send(t, "e2eSilent", "233201230002") // 0002: no callback ever
 	m.srv.Advance(5 * time.Minute)
-	o, err := m.tracker.Await(context.Background(), billing.KindSend, "e2eSilent")
-	require.NoError(t, err)
+	o := awaitOutcome(t, m.tracker, billing.KindSend, "e2eSilent")
 	assert.True(t, o.Succeeded())
 	assert.Equal(t, billing.SourceStatusCheck, o.Source)
 }
 
 func TestTrackerEndToEndDuplicateAndStaleCallbacks(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerDuplicateAndStaleCallbacks)
+}
+
+func testTrackerDuplicateAndStaleCallbacks(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDuplicated, Reference: "e2eTwice"})
 	m.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackStale, Reference: "e2eStale"})
 	m.receive(t, "e2eTwice", "233241234567")
@@ -161,24 +172,30 @@ func TestTrackerEndToEndDuplicateAndStaleCallbacks(t *testing.T) {
 }
 
 func TestTrackerEndToEndCallbackDelayedPastTheWait(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerCallbackDelayedPastTheWait)
+}
+
+func testTrackerCallbackDelayedPastTheWait(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDelayed, Reference: "e2eLate"})
 	m.receive(t, "e2eLate", "233241234567")
 	m.srv.Advance(5 * time.Minute)
-	o, err := m.tracker.Await(context.Background(), billing.KindReceive, "e2eLate")
-	require.NoError(t, err)
+	o := awaitOutcome(t, m.tracker, billing.KindReceive, "e2eLate")
 	assert.True(t, o.Succeeded())
 	assert.Equal(t, billing.SourceStatusCheck, o.Source, "the status check answered first")
 
 	m.srv.Advance(time.Minute) // the late callback arrives and agrees
 	assert.Equal(t, []int{http.StatusOK}, m.statuses())
-	o, err = m.tracker.Await(context.Background(), billing.KindReceive, "e2eLate")
-	require.NoError(t, err)
+	o = awaitOutcome(t, m.tracker, billing.KindReceive, "e2eLate")
 	assert.True(t, o.Succeeded())
 }
 
 func TestTrackerEndToEndRefusesAForgedSuccess(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerRefusesAForgedSuccess)
+}
+
+func testTrackerRefusesAForgedSuccess(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.receive(t, "e2eUnpaid", "233241230004") // 0004: pending for ten minutes, then paid
 	m.srv.Advance(0)
 
@@ -189,8 +206,7 @@ func TestTrackerEndToEndRefusesAForgedSuccess(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the status check says the receive is unpaid")
 
 	m.srv.Advance(10 * time.Minute) // the real payment, and its callback
-	o, err := m.tracker.Await(context.Background(), billing.KindReceive, "e2eUnpaid")
-	require.NoError(t, err)
+	o := awaitOutcome(t, m.tracker, billing.KindReceive, "e2eUnpaid")
 	assert.True(t, o.Succeeded())
 	assert.NotEqual(t, "forged", o.TransactionID, "the outcome is the service's, not the forger's")
 
@@ -201,13 +217,16 @@ func TestTrackerEndToEndRefusesAForgedSuccess(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	o, err = m.tracker.Await(context.Background(), billing.KindReceive, "e2eFailed")
-	require.NoError(t, err)
+	o = awaitOutcome(t, m.tracker, billing.KindReceive, "e2eFailed")
 	assert.True(t, o.Failed())
 }
 
 func TestTrackerEndToEndBankTransferMandateAndDirectDebit(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerBankTransferMandateAndDirectDebit)
+}
+
+func testTrackerBankTransferMandateAndDirectDebit(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	ctx := context.Background()
 	_, err := m.client.Payouts.SendToBank(ctx, &billing.BankTransferParams{
 		BankCode: "300302", Amount: 10000, PrimaryCallbackURL: m.callbackURL, Description: "Supplier invoice",
@@ -223,14 +242,12 @@ func TestTrackerEndToEndBankTransferMandateAndDirectDebit(t *testing.T) {
 	require.NoError(t, m.tracker.Track(context.Background(), billing.KindMandate, "e2eMandate1"))
 	m.srv.Advance(0)
 
-	bank, err := m.tracker.Await(ctx, billing.KindBankTransfer, "e2eBank1")
-	require.NoError(t, err)
+	bank := awaitOutcome(t, m.tracker, billing.KindBankTransfer, "e2eBank1")
 	assert.True(t, bank.Succeeded())
 	assert.Equal(t, int64(10000), bank.Amount)
 	assert.Equal(t, int64(100), bank.Charges)
 
-	mandate, err := m.tracker.Await(ctx, billing.KindMandate, "e2eMandate1")
-	require.NoError(t, err)
+	mandate := awaitOutcome(t, m.tracker, billing.KindMandate, "e2eMandate1")
 	assert.True(t, mandate.Succeeded())
 	assert.Equal(t, billing.SourceCallback, mandate.Source)
 	assert.NotEmpty(t, mandate.TransactionID, "the servicePreApprovalId")
@@ -243,15 +260,18 @@ func TestTrackerEndToEndBankTransferMandateAndDirectDebit(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.tracker.Track(context.Background(), billing.KindDirectDebit, "e2eDebit1"))
 	m.srv.Advance(5 * time.Minute)
-	debit, err := m.tracker.Await(ctx, billing.KindDirectDebit, "e2eDebit1")
-	require.NoError(t, err)
+	debit := awaitOutcome(t, m.tracker, billing.KindDirectDebit, "e2eDebit1")
 	assert.True(t, debit.Succeeded())
 	assert.Equal(t, billing.SourceStatusCheck, debit.Source)
 	assert.Equal(t, int64(4999), debit.Amount)
 }
 
 func TestTrackerEndToEndResolvesALostResponse(t *testing.T) {
-	m := newTrackedMerchant(t)
+	onEachWire(t, testTrackerResolvesALostResponse)
+}
+
+func testTrackerResolvesALostResponse(t *testing.T, wire billingtest.Wire) {
+	m := newTrackedMerchant(t, billingtest.WithWire(wire))
 	m.srv.InjectFault(billingtest.Fault{Route: "POST /v1/payments/receive", Kind: billingtest.FaultResponseLost})
 	_, err := m.client.Payments.Receive(context.Background(), &billing.ReceiveParams{
 		Amount: 5000, Phone: "233241234567", Provider: billing.ProviderMTN, Description: "Order",

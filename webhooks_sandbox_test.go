@@ -1,7 +1,9 @@
 package billing_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -48,21 +50,26 @@ func (in *webhookInbox) setFailing(v bool) {
 }
 
 // newWebhookSandbox starts a merchant webhook endpoint that confirms successes, and a
-// sandbox that posts its webhooks there. It returns the endpoint's URL last.
-func newWebhookSandbox(t *testing.T) (*billingtest.Server, *billing.Client, *webhookInbox, string) {
+// sandbox that posts its webhooks there in wire's shapes. It returns the endpoint's URL
+// last.
+func newWebhookSandbox(t *testing.T, wire billingtest.Wire) (*billingtest.Server, *billing.Client, *webhookInbox, string) {
 	t.Helper()
 	in := &webhookInbox{}
 	mux := http.NewServeMux()
 	endpoint := httptest.NewServer(mux)
 	t.Cleanup(endpoint.Close)
-	srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWebhookURL(endpoint.URL+"/webhooks"))
+	srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire), billingtest.WithWebhookURL(endpoint.URL+"/webhooks"))
 	c := srv.Client()
 	mux.Handle("/webhooks", billing.NewWebhookHandler(in.handle, billing.WithStatusCheckConfirmation(c)))
 	return srv, c, in, endpoint.URL + "/webhooks"
 }
 
 func TestWebhookHandlerTakesTheSandboxCheckoutWebhookAndItsRetries(t *testing.T) {
-	srv, c, in, _ := newWebhookSandbox(t)
+	onEachWire(t, testCheckoutWebhookAndItsRetries)
+}
+
+func testCheckoutWebhookAndItsRetries(t *testing.T, wire billingtest.Wire) {
+	srv, c, in, _ := newWebhookSandbox(t, wire)
 	ctx := context.Background()
 	session, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 5000, Description: "Two tickets"})
 	require.NoError(t, err)
@@ -81,11 +88,16 @@ func TestWebhookHandlerTakesTheSandboxCheckoutWebhookAndItsRetries(t *testing.T)
 	assert.Equal(t, billing.EventKindPaymentSucceeded, ev.Kind())
 	assert.Equal(t, session.Reference, ev.Reference())
 	assert.Equal(t, billing.EventSucceeded, ev.State())
-	assert.Regexp(t, `^evt_`, ev.ID, "the sandbox sends the variant with an id")
-	assert.Equal(t, int64(5000), ev.Data.Amount)
-	assert.Equal(t, billing.PaymentMethodMobileMoney, ev.Data.Method)
-	assert.Equal(t, ev.Data.Amount-ev.Data.Fee, ev.Data.Net)
-	assert.NotEmpty(t, ev.Data.MobileMoneyDetail.ExternalRef)
+	assert.Equal(t, int64(5000), ev.Data.Amount, "50.00 in minor units on either wire")
+	if wire == billingtest.WireSpec {
+		assert.Regexp(t, `^evt_`, ev.ID, "the sandbox sends the variant with an id")
+		assert.Equal(t, billing.PaymentMethodMobileMoney, ev.Data.Method)
+		assert.Equal(t, ev.Data.Amount-ev.Data.Fee, ev.Data.Net)
+		assert.NotEmpty(t, ev.Data.MobileMoneyDetail.ExternalRef)
+	} else {
+		assert.Equal(t, session.ID, ev.Data.ID, "the provider's SalesInvoiceId")
+		assert.NotEmpty(t, ev.Data.MobileMoneyDetail.Phone, "the wallet that paid")
+	}
 
 	var statuses []int
 	for _, d := range srv.Deliveries() {
@@ -95,7 +107,7 @@ func TestWebhookHandlerTakesTheSandboxCheckoutWebhookAndItsRetries(t *testing.T)
 }
 
 func TestWebhookHandlerTakesTheSandboxTrialEvent(t *testing.T) {
-	srv, c, in, _ := newWebhookSandbox(t)
+	srv, c, in, _ := newWebhookSandbox(t, billingtest.WireSpec)
 	ctx := context.Background()
 	cust, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{Email: "trial@example.com", Name: "Esi Owusu"})
 	require.NoError(t, err)
@@ -122,10 +134,18 @@ func TestWebhookHandlerTakesTheSandboxTrialEvent(t *testing.T) {
 }
 
 func TestWebhookHandlerRefusesAForgedCheckoutWebhook(t *testing.T) {
-	srv, c, in, endpoint := newWebhookSandbox(t)
+	onEachWire(t, testForgedCheckoutWebhook)
+}
+
+func testForgedCheckoutWebhook(t *testing.T, wire billingtest.Wire) {
+	srv, c, in, endpoint := newWebhookSandbox(t, wire)
 	session, err := c.Payments.CreateCheckout(context.Background(), &billing.CheckoutParams{Amount: 12000})
 	require.NoError(t, err)
 	forged := `{"event":"payment.succeeded","data":{"reference":"` + session.Reference + `","status":"SUCCEEDED","amount":12000}}`
+	if wire == billingtest.WireProvider {
+		forged = `{"ResponseCode":"0000","Status":"Success","Data":{"CheckoutId":"` + session.Reference +
+			`","SalesInvoiceId":"` + session.ID + `","ClientReference":"` + session.Reference + `","Status":"Success","Amount":120.00}}`
+	}
 
 	resp, err := http.Post(endpoint, "application/json", strings.NewReader(forged))
 	require.NoError(t, err)
@@ -139,4 +159,111 @@ func TestWebhookHandlerRefusesAForgedCheckoutWebhook(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "the session failed")
 	srv.Advance(time.Hour)
 	assert.Empty(t, in.received(), "no webhook for a failed session, and the forged ones were refused")
+}
+
+// forgeClaim changes what a genuine callback or webhook claims, keeping its shape: its
+// amount becomes 1 (0.01 or 1.00, by the wire's unit, either way not what moved), or, in
+// a mandate's, the approval status turns over.
+func forgeClaim(t *testing.T, body []byte) []byte {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var top map[string]any
+	require.NoError(t, dec.Decode(&top), "body: %s", body)
+	objects := []map[string]any{top}
+	for k, v := range top {
+		if data, ok := v.(map[string]any); ok && strings.EqualFold(k, "data") {
+			objects = append(objects, data)
+		}
+	}
+	forged := false
+	for _, obj := range objects {
+		for k, v := range obj {
+			switch {
+			case strings.EqualFold(k, "amount"):
+				obj[k], forged = json.Number("1"), true
+			case strings.EqualFold(k, "preapprovalStatus"):
+				obj[k], forged = "APPROVED", true
+				if v == "APPROVED" {
+					obj[k] = "FAILED"
+				}
+			}
+		}
+	}
+	require.True(t, forged, "nothing to forge in %s", body)
+	out, err := json.Marshal(top)
+	require.NoError(t, err)
+	return out
+}
+
+// postTo posts body to h and returns the status it answered.
+func postTo(h http.Handler, body []byte) int {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/callbacks", bytes.NewReader(body)))
+	return rec.Code
+}
+
+// TestWebhookHandlerConfirmsGenuineCallbacksAndRefusesForgedOnes posts to the
+// confirming handler the callback the sandbox sent for every kind of money movement, a
+// success and a failure of each, on each wire: the genuine one is taken, and the same
+// with its amount changed (a mandate's, its status) is refused with 403 and never reaches
+// the merchant's function.
+func TestWebhookHandlerConfirmsGenuineCallbacksAndRefusesForgedOnes(t *testing.T) {
+	for _, wire := range billingtest.Wires() {
+		t.Run(string(wire), func(t *testing.T) {
+			for _, tc := range trackedMovements {
+				t.Run(tc.name, func(t *testing.T) {
+					srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire))
+					c := srv.Client()
+					m := &trackedMerchant{srv: srv, client: c, callbackURL: callbackSink(t) + "/callbacks",
+						tracker: billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock()})}
+					tc.start(t, m, "hook1")
+					srv.Advance(time.Second)
+					bodies := deliveredTo(srv, m.callbackURL)
+					require.Len(t, bodies, 1)
+
+					in := &webhookInbox{}
+					h := billing.NewWebhookHandler(in.handle, billing.WithStatusCheckConfirmation(c))
+					assert.Equal(t, http.StatusForbidden, postTo(h, forgeClaim(t, bodies[0])), "forged")
+					assert.Empty(t, in.received())
+
+					assert.Equal(t, http.StatusOK, postTo(h, bodies[0]), "genuine: %s", bodies[0])
+					got := in.received()
+					require.Len(t, got, 1)
+					assert.Equal(t, "hook1", got[0].Reference())
+					want := billing.EventFailed
+					if tc.succeeded {
+						want = billing.EventSucceeded
+					}
+					assert.Equal(t, want, got[0].State())
+				})
+			}
+		})
+	}
+}
+
+// TestWebhookHandlerRefusesACheckoutWebhookWithAnotherAmount changes the amount of the
+// genuine checkout webhook on each wire: the confirming handler refuses it with 403.
+func TestWebhookHandlerRefusesACheckoutWebhookWithAnotherAmount(t *testing.T) {
+	for _, wire := range billingtest.Wires() {
+		t.Run(string(wire), func(t *testing.T) {
+			sink := callbackSink(t)
+			srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire), billingtest.WithWebhookURL(sink))
+			c := srv.Client()
+			session, err := c.Payments.CreateCheckout(context.Background(), &billing.CheckoutParams{Amount: 5000, Description: "Two tickets"})
+			require.NoError(t, err)
+			require.NoError(t, srv.CompleteCheckout(session.Reference, "MOBILE_MONEY", "succeeded"))
+			srv.Advance(0)
+			hooks := deliveredTo(srv, sink)
+			require.Len(t, hooks, 1)
+
+			in := &webhookInbox{}
+			h := billing.NewWebhookHandler(in.handle, billing.WithStatusCheckConfirmation(c))
+			assert.Equal(t, http.StatusForbidden, postTo(h, forgeClaim(t, hooks[0])))
+			assert.Empty(t, in.received())
+			assert.Equal(t, http.StatusOK, postTo(h, hooks[0]))
+			require.Len(t, in.received(), 1)
+			assert.Equal(t, session.Reference, in.received()[0].Reference())
+		})
+	}
 }

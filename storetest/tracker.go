@@ -20,12 +20,21 @@ import (
 // instance resolves an Await on another; an instance that dies after tracking, or after
 // sending, leaves its movements to another's Run; three instances running Run over
 // hundreds of movements, with callbacks dropped, duplicated and spread over instances,
-// report each outcome exactly once and lose none. newStore returns an empty store for
-// one subtest; its instances share it.
+// report each outcome exactly once and lose none. Each scenario runs once on each wire
+// the sandbox speaks (the soak on the provider's with fewer movements). newStore returns
+// an empty store for one subtest; its instances share it.
 func RunTracker(t *testing.T, newStore func(t *testing.T) billing.Store) {
-	t.Run("CallbackOnAnotherInstanceResolvesAwait", func(t *testing.T) { testAwaitAcrossInstances(t, newStore(t)) })
-	t.Run("DeadInstanceIsResumed", func(t *testing.T) { testDeadInstanceResumed(t, newStore(t)) })
-	t.Run("ThreeInstancesReportEachOutcomeOnce", func(t *testing.T) { ManyInstances(t, newStore(t), 3, 300) })
+	for _, wire := range billingtest.Wires() {
+		movements := 300
+		if wire != billingtest.WireSpec {
+			movements = 60
+		}
+		t.Run(string(wire), func(t *testing.T) {
+			t.Run("CallbackOnAnotherInstanceResolvesAwait", func(t *testing.T) { testAwaitAcrossInstances(t, newStore(t), wire) })
+			t.Run("DeadInstanceIsResumed", func(t *testing.T) { testDeadInstanceResumed(t, newStore(t), wire) })
+			t.Run("ThreeInstancesReportEachOutcomeOnce", func(t *testing.T) { manyInstances(t, newStore(t), wire, 3, movements) })
+		})
+	}
 }
 
 // cluster is a sandbox and Tracker instances sharing one store, each with its callback
@@ -49,8 +58,8 @@ type instance struct {
 	stop        func() // ends its Run, checking how it ended
 }
 
-func newCluster(t *testing.T, store billing.Store) *cluster {
-	srv := billingtest.NewServer(t, billingtest.WithManualClock())
+func newCluster(t *testing.T, store billing.Store, wire billingtest.Wire) *cluster {
+	srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire))
 	return &cluster{t: t, srv: srv, client: srv.Client(), store: store, reported: map[string][]*billing.Outcome{}, progress: make(chan struct{}, 1)}
 }
 
@@ -138,8 +147,8 @@ func receiveParams(ref, phone, callbackURL string) *billing.ReceiveParams {
 		Description: "Order " + ref, ClientReference: ref, CallbackURL: callbackURL}
 }
 
-func testAwaitAcrossInstances(t *testing.T, store billing.Store) {
-	c := newCluster(t, store)
+func testAwaitAcrossInstances(t *testing.T, store billing.Store, wire billingtest.Wire) {
+	c := newCluster(t, store, wire)
 	a, b := c.start(false), c.start(false)
 	ctx := context.Background()
 	// A sends; the callback goes to B.
@@ -175,8 +184,8 @@ func testAwaitAcrossInstances(t *testing.T, store billing.Store) {
 	}
 }
 
-func testDeadInstanceResumed(t *testing.T, store billing.Store) {
-	c := newCluster(t, store)
+func testDeadInstanceResumed(t *testing.T, store billing.Store, wire billingtest.Wire) {
+	c := newCluster(t, store, wire)
 	dead := c.start(false)
 	dead.callbackURL = "http://127.0.0.1:1/callbacks" // nobody answers: the instance is gone
 	ctx := context.Background()
@@ -219,9 +228,15 @@ func testDeadInstanceResumed(t *testing.T, store billing.Store) {
 // them), some duplicated, some delivered again to a third instance; some numbers never
 // call back, some fail. It checks that OnOutcome was called exactly once for every
 // movement, with the sandbox's truth and a distinct Outcome.ID, that the sandbox moved
-// each once, and that nothing is left pending. It is the soak of a store.
+// each once, and that nothing is left pending. It is the soak of a store, on the
+// service's specified wire.
 func ManyInstances(t *testing.T, store billing.Store, instances, movements int) {
-	c := newCluster(t, store)
+	manyInstances(t, store, billingtest.WireSpec, instances, movements)
+}
+
+// manyInstances is ManyInstances with the sandbox answering in wire's shapes.
+func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, instances, movements int) {
+	c := newCluster(t, store, wire)
 	for range instances {
 		c.start(true)
 	}
