@@ -84,6 +84,11 @@ func confirmMovement(ctx context.Context, c *Client, ev movementCallback) confir
 		case transactionID != "" && o.TransactionID != "" && transactionID != o.TransactionID:
 			return refused(http.StatusForbidden, "the callback's transaction id %q differs from the %s status check's %q", transactionID, kind, o.TransactionID)
 		}
+		if o.codeImplied && ev.Code() != "" {
+			// The status check confirms the state but names no reason; the callback's
+			// code for that same state is the reason.
+			o.Code, o.codeImplied = ev.Code(), false
+		}
 		o.Source, o.Event = SourceCallback, ev.withTruth(o)
 		return confirmation{status: http.StatusOK, truth: o.Event, outcome: o}
 	}

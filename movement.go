@@ -64,7 +64,7 @@ var movements = map[Kind]movement{
 			return c.Payouts.SendStatus(ctx, ref)
 		},
 		func(r *SendTransaction) Outcome {
-			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
+			return Outcome{Code: r.ResponseCode, codeImplied: r.codeImplied, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
 				Amount: r.Amount, Charges: r.Fees}
 		})},
 	KindBankTransfer: {EventKindPayout, statusOf(
@@ -72,7 +72,7 @@ var movements = map[Kind]movement{
 			return c.Payouts.BankTransferStatus(ctx, &BankTransferStatusParams{ClientReference: ref})
 		},
 		func(r *BankTransferTransaction) Outcome {
-			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
+			return Outcome{Code: r.ResponseCode, codeImplied: r.codeImplied, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
 				Amount: int64(r.Amount), Charges: int64(r.Fees)}
 		})},
 	KindMandate: {EventKindMandate, statusOf(
@@ -186,6 +186,9 @@ type Outcome struct {
 	Event Event
 	// At is when the Tracker learned the outcome, by its clock.
 	At time.Time
+
+	// codeImplied: the status check named no code, so Code is the one State implies.
+	codeImplied bool
 }
 
 // Succeeded reports whether the money moved (or the mandate was approved): fulfil the
@@ -418,7 +421,7 @@ func (w *payoutStatusWire) read(declared amountUnit, r StatusResponse) payoutSta
 	if r.ResponseCode.isSuccessWord() {
 		declared = majorUnits
 		if code, ok := payoutStateCodes[status]; ok {
-			r.ResponseCode = code
+			r.ResponseCode, r.codeImplied = code, true
 		}
 	}
 	u := objectUnit(declared, w.Amount, w.Fees)

@@ -404,6 +404,10 @@ func (s *PaymentsService) ReceiveStatus(ctx context.Context, clientReference str
 type StatusResponse struct {
 	ResponseCode ResponseCode `json:"-"`
 	Message      string       `json:"-"`
+	// codeImplied: the service wrote no code for the transaction (the provider's word
+	// "success" on a payout's status check), so ResponseCode is the one its state
+	// implies and names no reason.
+	codeImplied bool
 }
 
 // statusCheck runs the status check of a money movement and fills its result from the

@@ -337,6 +337,10 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 		}
 		now = t.opts.Clock.Now()
 		if !now.Before(giveUp) {
+			// A callback may have settled it while the last status check ran.
+			if e, err := t.store.Get(ctx, key); err == nil && e.Final != nil {
+				return settledOutcome(e.Final, kind), nil
+			}
 			if lastErr != nil {
 				return pending, fmt.Errorf("%w at the give-up limit; last status check: %w", ErrStillPending, lastErr)
 			}
