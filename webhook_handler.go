@@ -251,7 +251,10 @@ func eventAttrs(ev Event) []slog.Attr {
 
 // dedupeKey identifies an event for deduplication: the same operation in the same state.
 func dedupeKey(ev Event) string {
-	return string(ev.Kind()) + "\x00" + ev.Reference() + "\x00" + string(ev.State()) + "\x00" + string(ev.Code())
+	// Kind, state and code come from fixed vocabularies without a slash, and the
+	// reference comes last, so no two events share a key; every database keeps it (no
+	// NUL bytes), so the handler's own memory and a shared Store use the same key.
+	return string(ev.Kind()) + "/" + string(ev.State()) + "/" + string(ev.Code()) + "/" + ev.Reference()
 }
 
 // seenSet remembers the last n events handled, forgetting the oldest first, and the

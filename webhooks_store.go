@@ -43,7 +43,7 @@ type storeDedupe struct {
 // claim). Otherwise it has answered the sender itself.
 func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
 	now := d.clock.Now()
-	c := Callback{Key: EventKey(ev), DedupeKey: storeDedupeKey(ev), Body: body, At: now}
+	c := Callback{Key: EventKey(ev), DedupeKey: dedupeKey(ev), Body: body, At: now}
 	claim, err := d.store.BeginCallback(r.Context(), c, d.owner, now.Add(d.lease))
 	switch {
 	case err != nil:
@@ -72,11 +72,6 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, bo
 			logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook dedupe not finished", append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		}
 	}, true
-}
-
-// storeDedupeKey is dedupeKey in a form every database keeps (no NUL bytes).
-func storeDedupeKey(ev Event) string {
-	return string(ev.Kind()) + "/" + string(ev.State()) + "/" + string(ev.Code()) + "/" + ev.Reference()
 }
 
 // rawBodyKey carries the raw body of the callback being handled to Tracker.Deliver.
