@@ -138,13 +138,19 @@ type MovementKey struct {
 }
 
 // KeyOf returns the key of the movement of kind and clientReference, or a
-// *ValidationError for an unknown kind or an empty reference.
+// *ValidationError for an unknown kind or a reference no movement can have (empty,
+// longer than 36 characters, or other than letters, digits, '-' and '_').
 func KeyOf(kind Kind, clientReference string) (MovementKey, error) {
-	k, err := trackKeyOf(kind, clientReference)
-	if err != nil {
+	callback, ok := kind.callbackKind()
+	if !ok {
+		return MovementKey{}, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
+	}
+	// No movement has a longer reference or other characters; refusing them keeps what
+	// a store holds for each small.
+	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
 		return MovementKey{}, err
 	}
-	return MovementKey{Callback: k.callback, ClientReference: k.reference}, nil
+	return MovementKey{Callback: callback, ClientReference: clientReference}, nil
 }
 
 // EventKey returns the key of the movement a callback reports.

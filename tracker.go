@@ -217,7 +217,7 @@ func (t *Tracker) Track(ctx context.Context, kind Kind, clientReference string) 
 
 // track records the movement and returns it as stored, and whether this call tracked it.
 func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string) (Movement, bool, error) {
-	if _, err := trackKeyOf(kind, clientReference); err != nil {
+	if _, err := KeyOf(kind, clientReference); err != nil {
 		return Movement{}, false, err
 	}
 	now := t.opts.Clock.Now()
@@ -227,27 +227,6 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string) 
 	}
 	t.purgeOwn(ctx)
 	return m, created, nil
-}
-
-// trackKeyOf checks an Await's or Track's arguments and returns their key.
-func trackKeyOf(kind Kind, clientReference string) (trackKey, error) {
-	callback, ok := kind.callbackKind()
-	if !ok {
-		return trackKey{}, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
-	}
-	// No movement has a longer reference or other characters; refusing them keeps what
-	// the store holds for each small.
-	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
-		return trackKey{}, err
-	}
-	return trackKey{callback, clientReference}, nil
-}
-
-// trackKey names a movement as its callbacks do: the shape of the callback and the
-// client reference.
-type trackKey struct {
-	callback  EventKind
-	reference string
 }
 
 // Await returns the outcome of the money movement of the given kind and client
@@ -266,10 +245,10 @@ type trackKey struct {
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
-	if _, err := trackKeyOf(kind, clientReference); err != nil {
+	key, err := KeyOf(kind, clientReference)
+	if err != nil {
 		return nil, err
 	}
-	key, _ := KeyOf(kind, clientReference)
 	w := t.watch(key)
 	defer t.unwatch(key, w)
 
