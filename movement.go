@@ -120,9 +120,12 @@ func (k Kind) callbackKind() (EventKind, bool) {
 }
 
 // isMovementCallback reports whether ev has the shape of the callbacks of some kind.
-func isMovementCallback(ev Event) bool {
+func isMovementCallback(ev Event) bool { return ev.Kind().isMovementCallback() }
+
+// isMovementCallback reports whether k is the callback shape of some kind.
+func (k EventKind) isMovementCallback() bool {
 	for _, kind := range movementKinds {
-		if movements[kind].callback == ev.Kind() {
+		if movements[kind].callback == k {
 			return true
 		}
 	}

@@ -160,9 +160,7 @@ func EventKey(ev Event) MovementKey {
 
 // Validate returns a *ValidationError when k names no movement.
 func (k MovementKey) Validate() error {
-	switch k.Callback {
-	case EventKindTransaction, EventKindPayout, EventKindMandate:
-	default:
+	if !k.Callback.isMovementCallback() {
 		return invalid("key.callback", fmt.Sprintf("%q is not the callback of a money movement", k.Callback))
 	}
 	return required("key.clientReference", k.ClientReference)

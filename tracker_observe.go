@@ -52,11 +52,7 @@ func (t *Tracker) Stats(ctx context.Context) (TrackerStats, error) {
 
 // observeCallback tells the observer of a callback delivered.
 func (t *Tracker) observeCallback(ctx context.Context, ev Event) {
-	if t.opts.Observer == nil {
-		return
-	}
-	switch ev.Kind() {
-	case EventKindTransaction, EventKindPayout, EventKindMandate:
+	if t.opts.Observer != nil && isMovementCallback(ev) {
 		t.opts.Observer.CallbackReceived(ctx, ev)
 	}
 }
