@@ -81,6 +81,9 @@ func Start(opts ...Option) (*Server, error) {
 	if err := checkWire(cfg); err != nil {
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
 	}
+	if cfg.CheckoutLifetime < 0 {
+		return nil, fmt.Errorf("starting the sandbox: WithCheckoutLifetime must not be negative, not %s", cfg.CheckoutLifetime)
+	}
 	listener, err := listenLoopback()
 	if err != nil {
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
@@ -158,6 +161,11 @@ type Option struct {
 // WithManualClock stops the sandbox's clock at 2025-01-01T00:00:00Z: time then
 // moves only through Server.Advance, and scheduled work runs only inside it,
 // so the test decides exactly when trials end or payments resolve.
+//
+// Every callback and webhook is scheduled work too, even one due at once (a
+// movement resolving with WithResolveAfter 0, a checkout paid through
+// CompleteCheckout, a subscription's trial webhook): it is held until the next
+// Advance. Advance(0) moves no time and releases what is due now.
 func WithManualClock() Option {
 	return Option{func(c *sandbox.Config) { c.Clock = sandbox.NewManualClock(manualClockStart) }}
 }
@@ -189,6 +197,13 @@ func WithResolveAfter(d time.Duration) Option {
 // (payment.succeeded), like the URL registered in the dashboard.
 func WithWebhookURL(u string) Option {
 	return Option{func(c *sandbox.Config) { c.WebhookURL = u }}
+}
+
+// WithCheckoutLifetime sets how long, by the sandbox's clock, a checkout session
+// stays payable (24 hours by default). A session still unpaid then ends FAILED with
+// FailureCode "expired", and no webhook is sent for it.
+func WithCheckoutLifetime(d time.Duration) Option {
+	return Option{func(c *sandbox.Config) { c.CheckoutLifetime = d }}
 }
 
 // WithSessionToken sets the Bearer session token accepted on the short

@@ -190,7 +190,7 @@ func (s *Server) requestApproval(m *mandate) {
 // approval request comes first, then calls back. s.mu must be held.
 func (s *Server) approveLater(m *mandate) {
 	request := m.request
-	s.forgeWhilePending(m.ClientReference, m.callbackURL, func() any {
+	s.forgeWhilePending(callbackRefs{client: m.ClientReference, service: m.ID}, m.callbackURL, func() any {
 		status := m.Status
 		defer func() { m.Status = status }()
 		m.Status = mandateFailed

@@ -258,7 +258,7 @@ var (
 // ResolveAfter (or o's own pending time, if longer), then posts its callback.
 func (s *Server) resolveLater(m *movement, o outcome) {
 	if m.callback != nil {
-		s.forgeWhilePending(m.ClientReference, m.callbackURL, func() any {
+		s.forgeWhilePending(callbackRefs{client: m.ClientReference, service: m.TransactionID}, m.callbackURL, func() any {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return s.failureCallbackOf(m)

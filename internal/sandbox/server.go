@@ -82,6 +82,10 @@ type Config struct {
 	// WebhookURL receives the checkout webhooks (payment.succeeded); empty
 	// sends none.
 	WebhookURL string
+	// CheckoutLifetime is how long, by the sandbox clock, a checkout session
+	// stays payable; one still unpaid then ends FAILED with failure code
+	// "expired" and sends no webhook. Zero means DefaultCheckoutLifetime (24h).
+	CheckoutLifetime time.Duration
 	// PublicKey is the key the web SDK presents from the payer's browser
 	// (SPEC "Client checkout SDKs"); empty means DefaultPublicKey.
 	PublicKey string
