@@ -142,9 +142,15 @@ type paymentStore struct {
 
 func paymentRoutes(s *Server) []route {
 	return []route{
-		{pattern: "POST /v1/payments", auth: authBasic, handler: s.createCheckout},
-		{pattern: "GET /v1/payments/{reference}", auth: authBasic, handler: s.paymentStatus},
-		{pattern: "POST /v1/payments/receive", auth: authBasic, scope: ScopeMobileMoneyReceiveDirect, ipAllowlist: true, handler: s.receive},
+		{pattern: "POST /v1/payments", auth: authBasic, handler: s.createCheckout,
+			provider: wirePath{pattern: "POST /items/initiate", handler: s.providerCheckout,
+				body: "totalAmount (cedis), description, callbackUrl (receives the webhook), returnUrl, cancellationUrl, merchantAccountNumber, clientReference"}},
+		{pattern: "GET /v1/payments/{reference}", auth: authBasic, handler: s.paymentStatus,
+			provider: wirePath{pattern: providerStatusPath, handler: s.providerTransactionStatus,
+				body: "query clientReference: a receive, a direct-debit charge or a checkout's clientReference; 0000 with status Paid or Unpaid"}},
+		{pattern: "POST /v1/payments/receive", auth: authBasic, scope: ScopeMobileMoneyReceiveDirect, ipAllowlist: true, handler: s.receive,
+			provider: wirePath{pattern: providerCollectPath, handler: s.providerCollect,
+				body: "CustomerName, CustomerMsisdn, CustomerEmail, Channel mtn-gh, vodafone-gh or tigo-gh, Amount (cedis), PrimaryCallbackUrl, Description, ClientReference"}},
 	}
 }
 
@@ -371,6 +377,12 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.acceptReceive(w, req, familySuccess)
+}
+
+// acceptReceive starts a receive read from either wire's request; a refusal
+// is answered in family's envelope.
+func (s *Server) acceptReceive(w http.ResponseWriter, req mobileMoneyRequest, family envelopeFamily) {
 	o := collectionOutcomes.of(req.phone)
 	rec := &receipt{ID: newID("pay_"), Currency: req.currency, Phone: req.phone, Provider: req.provider, Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindReceive), ClientReference: req.clientReference, TransactionID: newReference(),
@@ -379,7 +391,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	rec.movement = m
 
 	s.mu.Lock()
-	err = s.checkCustomer(req.customerID)
+	err := s.checkCustomer(req.customerID)
 	if err == nil {
 		err = s.money.checkNew(kindReceive, m.ClientReference)
 	}
@@ -395,7 +407,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeMoneyError(w, familySuccess, err)
+		writeMoneyError(w, family, err)
 		return
 	}
 	s.resolveLater(m, o)

@@ -64,14 +64,24 @@ func providerPayoutAccepted(p *payout, recipientGiven *string) any {
 }
 
 // providerCollectionStatus answers the receive and direct-debit status
-// checks: lower camel case, amounts in cedis, currencyCode and isFulfilled
-// null, and the network's reference ("" until the network has answered).
+// checks (providerStatusOf).
 func providerCollectionStatus(m *movement) any {
-	code, _, data := collectionStatusOf(m, "", "mobilemoney", cedis)
+	return providerStatusOf(m, m.ClientReference, "mobilemoney")
+}
+
+// providerStatusOf is the provider's transaction status of a receive, a
+// direct-debit charge or a checkout: responseCode 0000 whatever the state,
+// which data.status tells (Paid, or Unpaid while pending and once failed: the
+// provider's documents show no other), lower camel case, amounts in cedis,
+// currencyCode and isFulfilled null, and the network's reference ("" until the
+// network has answered).
+func providerStatusOf(m *movement, clientReference, method string) any {
+	_, _, data := collectionStatusOf(m, "", method, cedis)
 	external := m.externalID
+	data.ClientReference = clientReference
 	data.Date, data.ExternalTransactionID = providerTime(m.CreatedAt), &external
 	data.CurrencyCode, data.IsFulfilled = nil, nil
-	return flowBody(familyCamel, code, "Successful", data)
+	return flowBody(familyCamel, CodeSuccess, "Successful", data)
 }
 
 // providerSendStatus answers the send status check: ResponseCode "success"
