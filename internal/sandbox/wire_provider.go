@@ -14,11 +14,12 @@ import (
 var providerShapes = shapes{
 	receiveAccepted: func(r *receipt) any { return providerCollectionAccepted(r.movement, r.Description) },
 	sendAccepted:    func(p *payout) any { return providerPayoutAccepted(p, nil) },
-	bankAccepted:    providerPayoutAccepted,
-	chargeAccepted:  func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
-	mandateCreated:  mandateCreated,
-	otpVerified:     otpVerified,
-	mandateRenewed:  func(m *mandate) any { return mandateRenewed(m, false) },
+	// The provider names the recipient only once its name check has answered.
+	bankAccepted:   func(p *payout, _ *string) any { return providerPayoutAccepted(p, nil) },
+	chargeAccepted: func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
+	mandateCreated: mandateCreated,
+	otpVerified:    otpVerified,
+	mandateRenewed: func(m *mandate) any { return mandateRenewed(m, false) },
 	// The provider answers a cancel with data true, naming no mandate.
 	mandateCancelled: func(*mandate) any {
 		return flowBody(familyCamel, CodePreapprovalOK, "the mandate was cancelled", true)
