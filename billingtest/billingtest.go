@@ -51,6 +51,10 @@ type Server struct {
 	SessionToken string
 	// DisbursementAccount is the account number of the send-to-bank paths.
 	DisbursementAccount string
+	// SalesAccount is the business's sales (POS) account: the {POS} of the
+	// provider's paths, served under WithWire(WireProvider), and the
+	// merchantAccountNumber of its checkout.
+	SalesAccount string
 	// PublicKey is the key a merchant's page gives the web SDK
 	// (billing.NewWebCheckout); unlike the client secret it is safe in a browser.
 	PublicKey string
@@ -98,6 +102,7 @@ func Start(opts ...Option) (*Server, error) {
 		ClientSecret:        applied.ClientSecret,
 		SecretKey:           applied.SecretKey,
 		DisbursementAccount: applied.DisbursementAccount,
+		SalesAccount:        applied.SalesAccount,
 		PublicKey:           applied.PublicKey,
 		sandbox:             sb,
 		http:                ts,

@@ -160,6 +160,8 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, faults, callba
   public key (web SDK): %s
   disbursement account: %s
   disbursement balance: %s GHS
+  sales account (POS):  %s
+  checkout lifetime:    %s
   scopes:               %s
   allowed IPs:          %s
   resolve after:        %s
@@ -169,7 +171,7 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, faults, callba
 Press Ctrl+C to stop.
 `, baseURL, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
 		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
-		formatAmount(cfg.DisbursementBalance), strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
+		formatAmount(cfg.DisbursementBalance), cfg.SalesAccount, cfg.CheckoutLifetime, strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
 		cfg.Wire, faults, callbackFaults)
 }
 
