@@ -98,7 +98,9 @@ func TestCallbackFaultReferenceIsTheClientReferenceOnBothWires(t *testing.T) {
 		})
 	}
 	s := NewServer(t)
-	assert.Panics(t, func() { s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "a", ServiceReference: "b"}) })
+	assert.Panics(t, func() {
+		s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "a", ServiceReference: "b"})
+	})
 }
 
 func TestWithCheckoutLifetime(t *testing.T) {
