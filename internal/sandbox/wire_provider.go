@@ -58,10 +58,10 @@ func providerCollectionAccepted(m *movement, description string) any {
 
 // providerPayoutAccepted answers an accepted send or send-to-bank:
 // {ResponseCode 0001, Data: {AmountDebited, ..., ExternalTransactionId "",
-// RecipientName}}; a send names no recipient until it is paid.
-func providerPayoutAccepted(p *payout, recipientGiven *string) any {
+// RecipientName null}}: neither names its recipient until it is paid.
+func providerPayoutAccepted(p *payout) any {
 	none := ""
-	return flowBody(familyPascal, CodeAccepted, "", payoutAccepted(p, recipientGiven, &none, cedis, providerFee(p.movement)))
+	return flowBody(familyPascal, CodeAccepted, "", payoutAccepted(p, nil, &none, cedis, providerFee(p.movement)))
 }
 
 // providerCollectionStatus answers the receive and direct-debit status
