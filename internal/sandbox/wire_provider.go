@@ -13,9 +13,9 @@ import (
 // shape (refusals, error bodies), the spec's answers stand.
 var providerShapes = shapes{
 	receiveAccepted: func(r *receipt) any { return providerCollectionAccepted(r.movement, r.Description) },
-	sendAccepted:    func(p *payout) any { return providerPayoutAccepted(p, nil) },
+	sendAccepted:    providerPayoutAccepted,
 	// The provider names the recipient only once its name check has answered.
-	bankAccepted:   func(p *payout, _ *string) any { return providerPayoutAccepted(p, nil) },
+	bankAccepted:   func(p *payout, _ *string) any { return providerPayoutAccepted(p) },
 	chargeAccepted: func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
 	mandateCreated: mandateCreated,
 	otpVerified:    otpVerified,
