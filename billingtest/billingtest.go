@@ -51,6 +51,10 @@ type Server struct {
 	SessionToken string
 	// DisbursementAccount is the account number of the send-to-bank paths.
 	DisbursementAccount string
+	// SalesAccount is the business's sales (POS) account: the {POS} of the
+	// provider's paths, served under WithWire(WireProvider), and the
+	// merchantAccountNumber of its checkout.
+	SalesAccount string
 	// PublicKey is the key a merchant's page gives the web SDK
 	// (billing.NewWebCheckout); unlike the client secret it is safe in a browser.
 	PublicKey string
@@ -81,6 +85,9 @@ func Start(opts ...Option) (*Server, error) {
 	if err := checkWire(cfg); err != nil {
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
 	}
+	if cfg.CheckoutLifetime < 0 {
+		return nil, fmt.Errorf("starting the sandbox: WithCheckoutLifetime must not be negative, not %s", cfg.CheckoutLifetime)
+	}
 	listener, err := listenLoopback()
 	if err != nil {
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
@@ -95,6 +102,7 @@ func Start(opts ...Option) (*Server, error) {
 		ClientSecret:        applied.ClientSecret,
 		SecretKey:           applied.SecretKey,
 		DisbursementAccount: applied.DisbursementAccount,
+		SalesAccount:        applied.SalesAccount,
 		PublicKey:           applied.PublicKey,
 		sandbox:             sb,
 		http:                ts,
@@ -158,6 +166,11 @@ type Option struct {
 // WithManualClock stops the sandbox's clock at 2025-01-01T00:00:00Z: time then
 // moves only through Server.Advance, and scheduled work runs only inside it,
 // so the test decides exactly when trials end or payments resolve.
+//
+// Every callback and webhook is scheduled work too, even one due at once (a
+// movement resolving with WithResolveAfter 0, a checkout paid through
+// CompleteCheckout, a subscription's trial webhook): it is held until the next
+// Advance. Advance(0) moves no time and releases what is due now.
 func WithManualClock() Option {
 	return Option{func(c *sandbox.Config) { c.Clock = sandbox.NewManualClock(manualClockStart) }}
 }
@@ -189,6 +202,13 @@ func WithResolveAfter(d time.Duration) Option {
 // (payment.succeeded), like the URL registered in the dashboard.
 func WithWebhookURL(u string) Option {
 	return Option{func(c *sandbox.Config) { c.WebhookURL = u }}
+}
+
+// WithCheckoutLifetime sets how long, by the sandbox's clock, a checkout session
+// stays payable (24 hours by default). A session still unpaid then ends FAILED with
+// FailureCode "expired", and no webhook is sent for it.
+func WithCheckoutLifetime(d time.Duration) Option {
+	return Option{func(c *sandbox.Config) { c.CheckoutLifetime = d }}
 }
 
 // WithSessionToken sets the Bearer session token accepted on the short

@@ -52,12 +52,20 @@ const (
 type CallbackFault struct {
 	// Kind is what happens to the callback.
 	Kind CallbackFaultKind
-	// Reference picks the callbacks of one operation: the client reference of a
-	// receive, send, send-to-bank or direct-debit charge, the clientReferenceId of a
-	// mandate, the reference of a checkout payment (on WireProvider, its
-	// metadata.clientReference when it has one), the id of a subscription. Empty
-	// matches every callback and webhook.
+	// Reference picks the callbacks of one operation by the merchant's client
+	// reference, on both wires alike: the ClientReference of a receive, send,
+	// send-to-bank or direct-debit charge, the clientReferenceId of a mandate,
+	// the clientReference of a checkout session (its metadata.clientReference;
+	// the session's own reference when it was created without one), the id of
+	// a subscription. Empty (with ServiceReference empty too) matches every
+	// callback and webhook.
 	Reference string
+	// ServiceReference picks the callbacks of one operation by the reference
+	// the service gave it instead: a checkout session's reference (what
+	// Payment.Reference holds; the provider's CheckoutId), the TransactionId
+	// of a money movement, the servicePreApprovalId of a mandate. Set at most
+	// one of Reference and ServiceReference.
+	ServiceReference string
 	// Nth picks the callback: 1 (or 0) is the next matching one from the injection
 	// on, 2 the one after, and so on.
 	Nth int
@@ -67,15 +75,15 @@ type CallbackFault struct {
 
 // InjectCallbackFault arms f. Each callback takes at most one fault; two faults due on
 // the same callback hit it and the next matching one, in injection order. Redeliveries
-// after a non-2xx answer are not counted. It panics on an unknown kind or a negative Nth
-// or Delay, as a test helper should.
+// after a non-2xx answer are not counted. It panics on an unknown kind, a negative Nth
+// or Delay, or both Reference and ServiceReference set, as a test helper should.
 //
 // The same control is served over HTTP as POST /sandbox/callbacks/faults with
 // {"kind": "drop"|"duplicate"|"stale"|"contradict"|"delay"|"forge-failure"|"forge-amount",
-// "reference", "nth", "delaySeconds"}.
+// "reference", "serviceReference", "nth", "delaySeconds"}.
 func (s *Server) InjectCallbackFault(f CallbackFault) {
 	err := s.sandbox.InjectCallbackFault(sandbox.CallbackFault{
-		Kind: sandbox.CallbackFaultKind(f.Kind), Reference: f.Reference, Nth: f.Nth, Delay: f.Delay,
+		Kind: sandbox.CallbackFaultKind(f.Kind), Reference: f.Reference, ServiceReference: f.ServiceReference, Nth: f.Nth, Delay: f.Delay,
 	})
 	if err != nil {
 		panic("billingtest: " + err.Error())

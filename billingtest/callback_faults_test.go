@@ -62,3 +62,59 @@ func TestInjectCallbackFaultPanicsOnAnUnknownKind(t *testing.T) {
 		s.InjectCallbackFault(CallbackFault{Kind: "lose"})
 	})
 }
+
+// CallbackFault.Reference is the merchant's client reference on both wires: a
+// checkout webhook is picked by the session's ClientReference, and by its
+// service reference only through ServiceReference.
+func TestCallbackFaultReferenceIsTheClientReferenceOnBothWires(t *testing.T) {
+	for _, wire := range Wires() {
+		t.Run(string(wire), func(t *testing.T) {
+			var received atomic.Int64
+			hooks := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { received.Add(1) }))
+			defer hooks.Close()
+			s := NewServer(t, WithManualClock(), WithWire(wire), WithWebhookURL(hooks.URL))
+			c := s.Client()
+			open := func(ref string) *billing.Payment {
+				t.Helper()
+				p, err := c.Payments.CreateCheckout(context.Background(), &billing.CheckoutParams{Amount: 5000, Description: "Order", ClientReference: ref})
+				require.NoError(t, err)
+				return p
+			}
+			byClient, byService, untouched := open("order1"), open("order2"), open("order3")
+			s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "order1"})
+			s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: byService.Reference})
+			s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, ServiceReference: byService.Reference})
+			for _, p := range []*billing.Payment{byClient, byService, untouched} {
+				require.NoError(t, s.CompleteCheckout(p.Reference, "CARD", "succeeded"))
+			}
+			s.Advance(0)
+			assert.EqualValues(t, 1, received.Load(), "only order3's webhook arrives")
+			assert.Equal(t, 2, s.CallbackFaultsFired(), "the service reference under Reference matches nothing")
+
+			// The session is found by the merchant's reference too.
+			p, err := c.Payments.Get(context.Background(), "order1")
+			require.NoError(t, err)
+			assert.Equal(t, byClient.Reference, p.Reference)
+		})
+	}
+	s := NewServer(t)
+	assert.Panics(t, func() {
+		s.InjectCallbackFault(CallbackFault{Kind: CallbackDropped, Reference: "a", ServiceReference: "b"})
+	})
+}
+
+func TestWithCheckoutLifetime(t *testing.T) {
+	s := NewServer(t, WithManualClock(), WithCheckoutLifetime(time.Hour))
+	c := s.Client()
+	p, err := c.Payments.CreateCheckout(context.Background(), &billing.CheckoutParams{Amount: 5000, Description: "Order"})
+	require.NoError(t, err)
+	s.Advance(time.Hour)
+	got, err := c.Payments.Get(context.Background(), p.Reference)
+	require.NoError(t, err)
+	assert.Equal(t, billing.PaymentStatusFailed, got.Status)
+	assert.Equal(t, "expired", got.FailureCode)
+	assert.Empty(t, s.Deliveries(), "no webhook for an unpaid session")
+
+	_, err = Start(WithCheckoutLifetime(-time.Second))
+	assert.ErrorContains(t, err, "must not be negative")
+}

@@ -54,6 +54,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	allowIPs := flags.String("allow-ip", "", "comma-separated addresses or CIDR prefixes admitted to the IP-restricted endpoints (default: loopback)")
 	resolveAfter := flags.Duration("resolve-after", 2*time.Second, "delay before a money movement reaches its final state")
 	webhookURL := flags.String("webhook-url", "", "URL that receives checkout webhooks (payment.succeeded)")
+	checkoutLifetime := flags.Duration("checkout-lifetime", sandbox.DefaultCheckoutLifetime,
+		"how long a checkout session stays payable; one still unpaid then ends FAILED with failureCode expired")
 	balance := flags.String("disbursement-balance", "1000000.00", "starting balance of the disbursement account in GHS, at most two decimals")
 	faults := flags.String("faults", "", "request faults to arm, ROUTE[#N]=KIND[:DURATION] separated by ;\n"+
 		"e.g. 'POST /v1/payments/receive#2=response-lost;GET /v1/customers=latency:3s'; kinds: "+strings.Join(sandbox.FaultKindNames(), ", "))
@@ -74,7 +76,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-wire: %w", err)
 	}
-	cfg := sandbox.Config{ResolveAfter: *resolveAfter, WebhookURL: *webhookURL, DisbursementBalance: minorUnits, Wire: wire}
+	if *checkoutLifetime <= 0 {
+		return fmt.Errorf("-checkout-lifetime: must be positive, not %s", *checkoutLifetime)
+	}
+	cfg := sandbox.Config{ResolveAfter: *resolveAfter, WebhookURL: *webhookURL, CheckoutLifetime: *checkoutLifetime,
+		DisbursementBalance: minorUnits, Wire: wire}
 	switch *scopes {
 	case "":
 	case "none":
@@ -154,6 +160,8 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, faults, callba
   public key (web SDK): %s
   disbursement account: %s
   disbursement balance: %s GHS
+  sales account (POS):  %s
+  checkout lifetime:    %s
   scopes:               %s
   allowed IPs:          %s
   resolve after:        %s
@@ -163,7 +171,7 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, faults, callba
 Press Ctrl+C to stop.
 `, baseURL, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
 		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
-		formatAmount(cfg.DisbursementBalance), strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
+		formatAmount(cfg.DisbursementBalance), cfg.SalesAccount, cfg.CheckoutLifetime, strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
 		cfg.Wire, faults, callbackFaults)
 }
 

@@ -99,8 +99,10 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 func TestRunAppliesItsFlags(t *testing.T) {
 	banner, cancel, done := startRun(t, "-addr", "127.0.0.1:0", "-scopes", "customers:read, products:read",
 		"-allow-ip", "10.0.0.0/8,192.0.2.7", "-resolve-after", "0s", "-webhook-url", "http://127.0.0.1:9/hooks",
-		"-disbursement-balance", "250.5")
+		"-disbursement-balance", "250.5", "-checkout-lifetime", "30m")
 	assert.Equal(t, "customers:read, products:read", banner["scopes"])
+	assert.Equal(t, "30m0s", banner["checkout lifetime"])
+	assert.Equal(t, "1010101", banner["sales account (POS)"])
 	assert.Equal(t, "10.0.0.0/8, 192.0.2.7/32", banner["allowed IPs"])
 	assert.Equal(t, "0s", banner["resolve after"])
 	assert.Equal(t, "250.50 GHS", banner["disbursement balance"])
@@ -137,6 +139,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 	assert.Error(t, run(ctx, []string{"-no-such-flag"}, io.Discard))
 	assert.Error(t, run(ctx, []string{"-addr", "256.0.0.1:0"}, io.Discard))
 	assert.ErrorContains(t, run(ctx, []string{"-disbursement-balance", "10.123"}, io.Discard), "-disbursement-balance")
+	assert.ErrorContains(t, run(ctx, []string{"-checkout-lifetime", "0s"}, io.Discard), "-checkout-lifetime")
 }
 
 func TestParsePrefixes(t *testing.T) {

@@ -61,12 +61,19 @@ const DefaultCallbackDelay = 6 * time.Minute
 type CallbackFault struct {
 	// Kind is what happens to the callback.
 	Kind CallbackFaultKind
-	// Reference picks the callbacks of one operation: the client reference of a
-	// transaction or payout callback, the clientReferenceId of a mandate
-	// callback, the payment reference of a checkout webhook (the ClientReference
-	// of the provider's), the subscription id of a trial webhook. Empty matches
-	// every callback.
+	// Reference picks the callbacks of one operation by the merchant's client
+	// reference, alike on both wires: the client reference of a transaction or
+	// payout callback, the clientReferenceId of a mandate callback, a checkout
+	// webhook's metadata.clientReference (the ClientReference of the
+	// provider's; the session's reference when it was created without one),
+	// the subscription id of a trial webhook. Empty matches every callback.
 	Reference string
+	// ServiceReference picks the callbacks of one operation by the service's
+	// reference instead: a checkout session's reference (the provider's
+	// CheckoutId), the TransactionId of a transaction or payout callback, the
+	// servicePreApprovalId of a mandate. At most one of Reference and
+	// ServiceReference is set.
+	ServiceReference string
 	// Nth counts the matching callbacks from the injection on: 1 (or 0) is the
 	// next one.
 	Nth int
@@ -158,7 +165,14 @@ func (s *Server) InjectCallbackFault(f CallbackFault) error {
 	if f.Delay < 0 {
 		return fmt.Errorf("sandbox: callback fault Delay must not be negative, not %s", f.Delay)
 	}
-	s.callbackFaults.arm(f.Reference, f.Nth, build(f))
+	if f.Reference != "" && f.ServiceReference != "" {
+		return fmt.Errorf("sandbox: a callback fault picks its callbacks by Reference or by ServiceReference, not both")
+	}
+	key := f.Reference
+	if f.ServiceReference != "" {
+		key = serviceKey(f.ServiceReference)
+	}
+	s.callbackFaults.arm(key, f.Nth, build(f))
 	return nil
 }
 
@@ -169,7 +183,7 @@ func (s *Server) CallbackFaultCounts() (armed, fired int) { return s.callbackFau
 // dispatch schedules the first attempt of a callback, through the callback
 // fault it meets, if any.
 func (s *Server) dispatch(url string, payload []byte) {
-	if effect, ok := s.callbackFaults.takeWhere(callbackReference(payload), actsOnCallbacks); ok {
+	if effect, ok := s.callbackFaults.takeAny(callbackReferences(payload).keys(), actsOnCallbacks); ok {
 		effect.send(s, url, payload)
 		return
 	}
@@ -179,16 +193,16 @@ func (s *Server) dispatch(url string, payload []byte) {
 func actsOnCallbacks(e callbackEffect) bool  { return !e.whilePending }
 func actsWhilePending(e callbackEffect) bool { return e.whilePending }
 
-// forgeWhilePending counts a movement just accepted, under its client reference,
+// forgeWhilePending counts a movement just accepted, under its references,
 // against the faults that act while it is pending, and sends the one it meets the
 // failure callback that failure builds. Call it before scheduling the movement's
 // resolution, so that the forgery, due as soon, comes first. An empty url sends
 // nothing and counts nothing.
-func (s *Server) forgeWhilePending(reference, url string, failure func() any) {
+func (s *Server) forgeWhilePending(refs callbackRefs, url string, failure func() any) {
 	if url == "" {
 		return
 	}
-	effect, ok := s.callbackFaults.takeWhere(reference, actsWhilePending)
+	effect, ok := s.callbackFaults.takeAny(refs.keys(), actsWhilePending)
 	if !ok {
 		return
 	}
@@ -212,25 +226,56 @@ func (s *Server) firstAttemptAt(at time.Time, url string, payload []byte) {
 	s.schedule(at, func() { s.attemptDelivery(url, payload, 1) })
 }
 
-// callbackReference finds the reference a callback or webhook is about (see
-// CallbackFault.Reference). JSON keys match case-insensitively.
-func callbackReference(payload []byte) string {
+// callbackRefs are the references a callback or webhook is about: the
+// merchant's (CallbackFault.Reference) and the service's
+// (CallbackFault.ServiceReference).
+type callbackRefs struct {
+	client, service string
+}
+
+// keys are the keys of the armed faults refs match: the client reference as
+// it is, the service's under serviceKey.
+func (r callbackRefs) keys() []string {
+	var keys []string
+	if r.client != "" {
+		keys = append(keys, r.client)
+	}
+	if r.service != "" {
+		keys = append(keys, serviceKey(r.service))
+	}
+	return keys
+}
+
+// serviceKey is the key a fault armed by ServiceReference counts under; no
+// client reference holds a colon, so the two never meet.
+func serviceKey(reference string) string { return "service:" + reference }
+
+// callbackReferences finds the references a callback or webhook is about (see
+// CallbackFault). JSON keys match case-insensitively.
+func callbackReferences(payload []byte) callbackRefs {
 	var probe struct {
-		ClientReferenceID string `json:"ClientReferenceId"`
-		Data              struct {
-			ClientReference string `json:"ClientReference"`
-			Reference       string `json:"reference"`
-			ID              string `json:"id"`
+		ClientReferenceID    string `json:"ClientReferenceId"`
+		ServicePreapprovalID string `json:"ServicePreapprovalId"`
+		Data                 struct {
+			ClientReference string         `json:"ClientReference"`
+			TransactionID   string         `json:"TransactionId"`
+			CheckoutID      string         `json:"CheckoutId"`
+			Reference       string         `json:"reference"`
+			ID              string         `json:"id"`
+			Metadata        map[string]any `json:"metadata"`
 		} `json:"Data"`
 	}
 	_ = json.Unmarshal(payload, &probe) // our own bodies; a miss matches only faults for any reference
-	for _, ref := range []string{probe.Data.ClientReference, probe.ClientReferenceID, probe.Data.Reference, probe.Data.ID} {
-		if ref != "" {
-			return ref
-		}
+	d := probe.Data
+	metadataReference, _ := d.Metadata["clientReference"].(string)
+	return callbackRefs{
+		client:  firstNonEmpty(d.ClientReference, probe.ClientReferenceID, metadataReference, d.Reference, d.ID),
+		service: firstNonEmpty(d.CheckoutID, d.Reference, d.TransactionID, probe.ServicePreapprovalID, d.ID),
 	}
-	return ""
 }
+
+// callbackReference is the merchant's reference of a callback or webhook.
+func callbackReference(payload []byte) string { return callbackReferences(payload).client }
 
 // staleCopy returns payload as it read before its final state: ResponseCode 0001
 // and Message "pending", PreapprovalStatus PENDING, a checkout's data.status
@@ -368,8 +413,9 @@ func callbackFaultRoutes(s *Server) []route {
 }
 
 // injectCallbackFault arms a callback fault: {"kind": "drop"|"duplicate"|
-// "stale"|"contradict"|"delay"|"forge-failure"|"forge-amount", "reference": "...", "nth": 1, "delaySeconds":
-// 360}; only kind is required. It answers the fault as armed.
+// "stale"|"contradict"|"delay"|"forge-failure"|"forge-amount", "reference": "...",
+// "serviceReference": "...", "nth": 1, "delaySeconds": 360}; only kind is
+// required. It answers the fault as armed.
 func (s *Server) injectCallbackFault(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeFields(r)
 	if err != nil {
@@ -379,6 +425,10 @@ func (s *Server) injectCallbackFault(w http.ResponseWriter, r *http.Request) {
 	f.require("kind")
 	kind, _ := f.enum("kind", CallbackFaultKindNames()...)
 	reference, _ := f.optionalString("reference")
+	serviceReference, _ := f.optionalString("serviceReference")
+	if reference != "" && serviceReference != "" {
+		f.fail("serviceReference", "give reference or serviceReference, not both")
+	}
 	var nth, delaySeconds int64
 	if f.has("nth") {
 		nth, _ = f.integerRange("nth", 1, 1_000_000)
@@ -390,34 +440,41 @@ func (s *Server) injectCallbackFault(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	fault := CallbackFault{Kind: CallbackFaultKind(kind), Reference: reference, Nth: int(nth), Delay: time.Duration(delaySeconds) * time.Second}
+	fault := CallbackFault{Kind: CallbackFaultKind(kind), Reference: reference, ServiceReference: serviceReference, Nth: int(nth),
+		Delay: time.Duration(delaySeconds) * time.Second}
 	if err := s.InjectCallbackFault(fault); err != nil {
 		writeError(w, validationError("kind", "%s", err.Error()))
 		return
 	}
-	writeData(w, http.StatusCreated, callbackFaultView{Kind: kind, Reference: reference, Nth: max(int(nth), 1), DelaySeconds: delaySeconds})
+	writeData(w, http.StatusCreated, callbackFaultView{Kind: kind, Reference: reference, ServiceReference: serviceReference,
+		Nth: max(int(nth), 1), DelaySeconds: delaySeconds})
 }
 
 type callbackFaultView struct {
-	Kind         string `json:"kind"`
-	Reference    string `json:"reference,omitempty"`
-	Nth          int    `json:"nth"`
-	DelaySeconds int64  `json:"delaySeconds,omitempty"`
+	Kind             string `json:"kind"`
+	Reference        string `json:"reference,omitempty"`
+	ServiceReference string `json:"serviceReference,omitempty"`
+	Nth              int    `json:"nth"`
+	DelaySeconds     int64  `json:"delaySeconds,omitempty"`
 }
 
 // ParseCallbackFaults reads the compact syntax of examples/sandbox
 // -callback-faults: items separated by ";", each REFERENCE[#N]=KIND[:DURATION],
-// where REFERENCE is the operation's reference (CallbackFault.Reference) or *
-// for any, N the matching callback's number (default 1) and DURATION (Go
-// syntax, "10m") the Delay of delay:
+// where REFERENCE is the merchant's client reference (CallbackFault.Reference),
+// service:REF a service reference (CallbackFault.ServiceReference) or * for
+// any, N the matching callback's number (default 1) and DURATION (Go syntax,
+// "10m") the Delay of delay:
 //
-//	order7=drop; *#3=delay:10m; payout9=contradict
+//	order7=drop; *#3=delay:10m; payout9=contradict; service:9f1c2e=drop
 //
 // It checks the syntax only; InjectCallbackFault checks the values.
 func ParseCallbackFaults(spec string) ([]CallbackFault, error) {
 	var out []CallbackFault
 	err := parseFaultItems(spec, func(target string, nth int, kind string, d time.Duration, hasDuration bool) error {
 		f := CallbackFault{Reference: target, Nth: nth, Kind: CallbackFaultKind(kind)}
+		if service, ok := strings.CutPrefix(target, "service:"); ok {
+			f.Reference, f.ServiceReference = "", service
+		}
 		if f.Reference == "*" {
 			f.Reference = ""
 		}

@@ -103,7 +103,7 @@ func (s *Server) startWebCheckout(w http.ResponseWriter, r *http.Request) {
 	amount, _ := info.minorAmount("amount")
 	description, _ := info.description("purchaseDescription")
 	info.phone("customerPhoneNumber")
-	clientReference, _ := info.clientReference("clientReference")
+	clientReference, _ := info.stringWhere("clientReference", movementReferenceRule, isMovementReference)
 	liftNested(f, "purchaseInfo", info)
 	if err := f.err(); err != nil {
 		writeError(w, err)

@@ -68,7 +68,7 @@ func TestWebSDKStartRules(t *testing.T) {
 		{without("customerPhoneNumber"), 400, CodeValidation, "purchaseInfo.customerPhoneNumber", "purchaseInfo.customerPhoneNumber is required", "no phone"},
 		{sdkStart("50.5", pending, "pk_test_shop", "https://x.example"), 400, CodeValidation, "purchaseInfo.amount", "positive integer in minor units", "decimal amount"},
 		{sdkStart("4999", pending, "pk_test_shop", "https://x.example"), 400, CodeValidation, "purchaseInfo.amount", "differs from the amount 5000", "another amount"},
-		{sdkStart("5000", "order-1", "pk_test_shop", "https://x.example"), 400, CodeValidation, "purchaseInfo.clientReference", "letters and digits", "bad reference"},
+		{sdkStart("5000", "order.1", "pk_test_shop", "https://x.example"), 400, CodeValidation, "purchaseInfo.clientReference", "letters, digits, hyphens and underscores", "bad reference"},
 		{sdkStart("5000", "unknown1", "pk_test_shop", "https://x.example"), 404, CodeNotFound, "", "create it first on the backend", "no session"},
 		{sdkStart("5000", paid, "pk_test_shop", "https://x.example"), 409, CodeConflict, "", "is SUCCEEDED", "paid already"},
 	} {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -336,17 +337,18 @@ func (t *armedFaults[E]) arm(key string, nth int, effect E) {
 // take counts a request or callback with key against every fault matching it
 // and returns the effect of the one it meets: the earliest injected of those
 // due. A fault due at the same time as another waits for the next match.
-func (t *armedFaults[E]) take(key string) (E, bool) { return t.takeWhere(key, nil) }
+func (t *armedFaults[E]) take(key string) (E, bool) { return t.takeAny([]string{key}, nil) }
 
-// takeWhere is take over only the faults whose effect match accepts (nil accepts
-// every one): the others are neither counted nor hit.
-func (t *armedFaults[E]) takeWhere(key string, match func(E) bool) (E, bool) {
+// takeAny is take for a callback known by several keys (its client and
+// service references), over only the faults whose effect match accepts (nil
+// accepts every one): the others are neither counted nor hit.
+func (t *armedFaults[E]) takeAny(keys []string, match func(E) bool) (E, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var hit *armedFault[E]
 	for i := 0; i < len(t.armed); i++ {
 		f := t.armed[i]
-		if (f.key != "" && f.key != key) || (match != nil && !match(f.effect)) {
+		if (f.key != "" && !slices.Contains(keys, f.key)) || (match != nil && !match(f.effect)) {
 			continue
 		}
 		f.remaining--

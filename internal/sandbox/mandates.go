@@ -92,13 +92,21 @@ func (st *mandateStore) find(msisdn, channel string, keep func(*mandate) bool) *
 
 func mandateRoutes(s *Server) []route {
 	return []route{
-		{pattern: "POST /v1/mandates", auth: authBasic, handler: s.createMandate},
-		{pattern: "POST /v1/mandates/verifyotp", auth: authBasic, handler: s.verifyMandateOTP},
-		{pattern: "GET /v1/mandates/preapproval/{clientReferenceId}/status", auth: authBasic, handler: s.mandateStatus},
-		{pattern: "GET /v1/mandates/preapproval/{customerMsisdn}/cancel", auth: authBasic, handler: s.cancelMandate},
-		{pattern: "POST /v1/mandates/preapproval/reactivate", auth: authBasic, handler: s.reactivateMandate},
-		{pattern: "POST /v1/payments/direct-debit", auth: authBasic, scope: ScopeMobileMoneyReceiveDirect, ipAllowlist: true, handler: s.directDebit},
-		{pattern: "GET /v1/payments/direct-debit/status/{clientReference}", auth: authBasic, handler: s.directDebitStatus},
+		{pattern: "POST /v1/mandates", auth: authBasic, handler: s.createMandate,
+			provider: wirePath{pattern: "POST /api/v2/merchant/{POS}/preapproval/initiate", body: specBody}},
+		{pattern: "POST /v1/mandates/verifyotp", auth: authBasic, handler: s.verifyMandateOTP,
+			provider: wirePath{pattern: "POST /api/v2/merchant/{POS}/preapproval/verifyotp", body: specBody}},
+		{pattern: "GET /v1/mandates/preapproval/{clientReferenceId}/status", auth: authBasic, handler: s.mandateStatus,
+			provider: wirePath{pattern: "GET /api/v2/merchant/{POS}/preapproval/{clientReferenceId}/status", body: "none"}},
+		{pattern: "GET /v1/mandates/preapproval/{customerMsisdn}/cancel", auth: authBasic, handler: s.cancelMandate,
+			provider: wirePath{pattern: "GET /api/v2/merchant/{POS}/preapproval/{customerMsisdn}/cancel", body: "none"}},
+		{pattern: "POST /v1/mandates/preapproval/reactivate", auth: authBasic, handler: s.reactivateMandate,
+			provider: wirePath{pattern: "POST /api/v2/merchant/{POS}/preapproval/reactivate", body: specBody}},
+		{pattern: "POST /v1/payments/direct-debit", auth: authBasic, scope: ScopeMobileMoneyReceiveDirect, ipAllowlist: true, handler: s.directDebit,
+			provider: wirePath{pattern: providerCollectPath, shared: true,
+				body: "the receive's body with Channel mtn-gh-direct-debit or vodafone-gh-direct-debit"}},
+		{pattern: "GET /v1/payments/direct-debit/status/{clientReference}", auth: authBasic, handler: s.directDebitStatus,
+			provider: wirePath{pattern: providerStatusPath, shared: true, body: "query clientReference, as the receive's"}},
 	}
 }
 
@@ -190,7 +198,7 @@ func (s *Server) requestApproval(m *mandate) {
 // approval request comes first, then calls back. s.mu must be held.
 func (s *Server) approveLater(m *mandate) {
 	request := m.request
-	s.forgeWhilePending(m.ClientReference, m.callbackURL, func() any {
+	s.forgeWhilePending(callbackRefs{client: m.ClientReference, service: m.ID}, m.callbackURL, func() any {
 		status := m.Status
 		defer func() { m.Status = status }()
 		m.Status = mandateFailed
@@ -453,6 +461,14 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.charge(w, f)
+}
+
+// charge starts a direct-debit charge; its body is alike on both wires (the
+// provider's is its receive body with a direct-debit Channel). Optional
+// fields sent empty count as absent.
+func (s *Server) charge(w http.ResponseWriter, f *fields) {
+	f.dropBlank("CustomerName", "CustomerEmail")
 	f.require("CustomerMsisdn", "Channel", "Amount", "Description", "ClientReference")
 	msisdn, _ := f.msisdn("CustomerMsisdn")
 	channel, _ := f.enum("Channel", mandateChannelNames...)
@@ -477,7 +493,7 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	err = s.money.checkNew(kindDirectDebit, reference)
+	err := s.money.checkNew(kindDirectDebit, reference)
 	if err == nil && s.mandates.approved(msisdn, channel) == nil {
 		err = &refusal{status: http.StatusBadRequest, code: CodePreapprovalFailed,
 			message: fmt.Sprintf("%s has no approved mandate on %s", msisdn, channel)}

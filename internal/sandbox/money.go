@@ -258,7 +258,7 @@ var (
 // ResolveAfter (or o's own pending time, if longer), then posts its callback.
 func (s *Server) resolveLater(m *movement, o outcome) {
 	if m.callback != nil {
-		s.forgeWhilePending(m.ClientReference, m.callbackURL, func() any {
+		s.forgeWhilePending(callbackRefs{client: m.ClientReference, service: m.TransactionID}, m.callbackURL, func() any {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return s.failureCallbackOf(m)
@@ -419,8 +419,13 @@ func (f *fields) msisdn(name string) (string, bool) {
 	return f.stringWhere(name, "an international number without +: 7 to 15 digits, e.g. 233241234567", isMSISDN)
 }
 
-// isMovementReference is the reference rule of receive and send: the provider takes
-// hyphens and underscores there (ORDER-2291-A), and merchants use them.
+// movementReferenceRule says isMovementReference in words.
+const movementReferenceRule = "1 to 36 letters, digits, hyphens and underscores"
+
+// isMovementReference is the client reference rule of receive, send and
+// checkout: the provider takes hyphens and underscores there (ORDER-2291-A),
+// and merchants use them. Send-to-bank, direct debit and mandates take
+// isClientReference.
 func isMovementReference(s string) bool {
 	if s == "" || len(s) > 36 {
 		return false
@@ -502,7 +507,7 @@ func metadataReference(f *fields, metadata map[string]any, valid func(string) bo
 	if !ok || !valid(ref) {
 		rule := "1 to 36 letters and digits"
 		if valid("a-b_c") {
-			rule = "1 to 36 letters, digits, hyphens and underscores"
+			rule = movementReferenceRule
 		}
 		f.fail("metadata.clientReference", "metadata.clientReference must be %s", rule)
 		return "", false

@@ -1,16 +1,30 @@
 package sandbox
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 )
 
-// Checkout payment statuses. The spec shows PENDING and SUCCEEDED; FAILED is
-// the sandbox's name for a declined session (README "The sandbox").
+// Checkout payment statuses. The spec shows PENDING and SUCCEEDED and names
+// no other; FAILED is the sandbox's name for a declined session and for one
+// that expired unpaid (README "The sandbox").
 const (
 	checkoutPending   = "PENDING"
 	checkoutSucceeded = "SUCCEEDED"
 	checkoutFailed    = "FAILED"
+)
+
+// DefaultCheckoutLifetime is how long a checkout session stays payable when
+// Config.CheckoutLifetime is zero.
+const DefaultCheckoutLifetime = 24 * time.Hour
+
+// The failure of a session the payer left unpaid until it expired.
+const (
+	checkoutExpiredCode    = "expired"
+	checkoutExpiredMessage = "the session expired before the payer completed it"
 )
 
 // Checkout payment methods, as the hosted page offers them.
@@ -40,6 +54,18 @@ type checkoutPayment struct {
 	CardDetail     *cardDetail `json:"cardDetail"`
 
 	movement *movement
+	// webhookURL receives this session's webhook: the callbackUrl of the
+	// provider's checkout initiate; empty means Config.WebhookURL.
+	webhookURL string
+}
+
+// clientReference is the merchant's reference of the session:
+// metadata.clientReference, or the session's own reference without one.
+func (p *checkoutPayment) clientReference() string {
+	if ref, _ := p.Metadata["clientReference"].(string); ref != "" {
+		return ref
+	}
+	return p.Reference
 }
 
 // paymentSummary holds the fields of the record that the webhook's data
@@ -116,9 +142,15 @@ type paymentStore struct {
 
 func paymentRoutes(s *Server) []route {
 	return []route{
-		{pattern: "POST /v1/payments", auth: authBasic, handler: s.createCheckout},
-		{pattern: "GET /v1/payments/{reference}", auth: authBasic, handler: s.paymentStatus},
-		{pattern: "POST /v1/payments/receive", auth: authBasic, scope: ScopeMobileMoneyReceiveDirect, ipAllowlist: true, handler: s.receive},
+		{pattern: "POST /v1/payments", auth: authBasic, handler: s.createCheckout,
+			provider: wirePath{pattern: "POST /items/initiate", handler: s.providerCheckout,
+				body: "totalAmount (cedis), description, callbackUrl (receives the webhook), returnUrl, cancellationUrl, merchantAccountNumber, clientReference"}},
+		{pattern: "GET /v1/payments/{reference}", auth: authBasic, handler: s.paymentStatus,
+			provider: wirePath{pattern: providerStatusPath, handler: s.providerTransactionStatus,
+				body: "query clientReference: a receive, a direct-debit charge or a checkout's clientReference; 0000 with status Paid or Unpaid"}},
+		{pattern: "POST /v1/payments/receive", auth: authBasic, scope: ScopeMobileMoneyReceiveDirect, ipAllowlist: true, handler: s.receive,
+			provider: wirePath{pattern: providerCollectPath, handler: s.providerCollect,
+				body: "CustomerName, CustomerMsisdn, CustomerEmail, Channel mtn-gh, vodafone-gh or tigo-gh, Amount (cedis), PrimaryCallbackUrl, Description, ClientReference"}},
 	}
 }
 
@@ -129,8 +161,7 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.require("amount")
-	p := &checkoutPayment{paymentSummary: paymentSummary{Status: checkoutPending, Environment: "TEST", Currency: defaultCurrency, Metadata: map[string]any{}},
-		Refunds: []struct{}{}}
+	p := newCheckout()
 	p.Amount, _ = f.minorAmount("amount")
 	if c, ok := f.currency("currency"); ok {
 		p.Currency = c
@@ -140,12 +171,25 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
 		p.Metadata = m
 	}
 	// The reference the session is counted and found under (by the web SDK too).
-	metadataReference(f, p.Metadata, isClientReference)
+	metadataReference(f, p.Metadata, isMovementReference)
 	payer := checkoutPayer(f)
 	if err := f.err(); err != nil {
 		writeError(w, err)
 		return
 	}
+	writeData(w, http.StatusCreated, s.openCheckout(r, p, payer))
+}
+
+// newCheckout returns a session not yet opened: PENDING, in the default
+// currency, with empty metadata.
+func newCheckout() *checkoutPayment {
+	return &checkoutPayment{paymentSummary: paymentSummary{Status: checkoutPending, Environment: "TEST", Currency: defaultCurrency,
+		Metadata: map[string]any{}}, Refunds: []struct{}{}}
+}
+
+// openCheckout records the session p, read from either wire's request, and
+// arranges its expiry; it returns the record as created.
+func (s *Server) openCheckout(r *http.Request, p *checkoutPayment, payer *customer) checkoutPayment {
 	p.ID, p.Reference = newID("pay_"), newReference()
 	p.CheckoutURL = baseURL(r) + "/checkout/" + p.Reference
 	p.movement = &movement{Movement: Movement{Kind: string(kindCheckout), ClientReference: p.Reference, TransactionID: p.ID, Amount: p.Amount}}
@@ -162,7 +206,37 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request) {
 	s.payments.checkouts.insert(p.Reference, p)
 	created := *p
 	s.mu.Unlock()
-	writeData(w, http.StatusCreated, created)
+	reference := p.Reference
+	s.schedule(created.CreatedAt.Add(s.checkoutLifetime()), func() { s.expireCheckout(reference) })
+	return created
+}
+
+// checkoutLifetime is how long a session stays payable.
+func (s *Server) checkoutLifetime() time.Duration {
+	if s.cfg.CheckoutLifetime > 0 {
+		return s.cfg.CheckoutLifetime
+	}
+	return DefaultCheckoutLifetime
+}
+
+// expireCheckout ends a session still PENDING at the end of its lifetime:
+// FAILED with failure code expired. No webhook is sent (nothing was paid); a
+// web SDK that started it receives the failure callback, as on a decline.
+func (s *Server) expireCheckout(reference string) {
+	s.mu.Lock()
+	p, ok := s.payments.checkouts.get(reference)
+	if !ok || p.Status != checkoutPending {
+		s.mu.Unlock()
+		return
+	}
+	now := s.Now()
+	code, message := checkoutExpiredCode, checkoutExpiredMessage
+	p.Status, p.UpdatedAt = checkoutFailed, timestamp{now}
+	p.FailureCode, p.FailureMessage = &code, &message
+	s.money.settle(p.movement, CodeFailed, now)
+	target, body := sdkCallback(p.movement)
+	s.mu.Unlock()
+	s.deliver(target, body)
 }
 
 // checkoutPayer reads the optional customer object: name and email required
@@ -262,8 +336,9 @@ func (s *Server) settleCheckout(reference string, c payerChoice) error {
 	}
 	event := s.shapes.checkoutWebhook(*p)
 	target, body := sdkCallback(p.movement)
+	webhookURL := cmp.Or(p.webhookURL, s.cfg.WebhookURL)
 	s.mu.Unlock()
-	s.deliver(s.cfg.WebhookURL, event)
+	s.deliver(webhookURL, event)
 	s.deliver(target, body)
 	return nil
 }
@@ -302,6 +377,12 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.acceptReceive(w, req, familySuccess)
+}
+
+// acceptReceive starts a receive read from either wire's request; a refusal
+// is answered in family's envelope.
+func (s *Server) acceptReceive(w http.ResponseWriter, req mobileMoneyRequest, family envelopeFamily) {
 	o := collectionOutcomes.of(req.phone)
 	rec := &receipt{ID: newID("pay_"), Currency: req.currency, Phone: req.phone, Provider: req.provider, Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindReceive), ClientReference: req.clientReference, TransactionID: newReference(),
@@ -310,7 +391,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	rec.movement = m
 
 	s.mu.Lock()
-	err = s.checkCustomer(req.customerID)
+	err := s.checkCustomer(req.customerID)
 	if err == nil {
 		err = s.money.checkNew(kindReceive, m.ClientReference)
 	}
@@ -326,7 +407,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeMoneyError(w, familySuccess, err)
+		writeMoneyError(w, family, err)
 		return
 	}
 	s.resolveLater(m, o)
@@ -347,7 +428,8 @@ func (p *paymentStore) addReceipt(rec *receipt) {
 
 // paymentStatus answers the one status path of checkout, receive and send
 // (SPEC "Hosted checkout"): a checkout reference first, then a receive's
-// client reference, then a send's, each in its own shape.
+// client reference, then a send's, then a checkout's client reference, each
+// in its own shape.
 func (s *Server) paymentStatus(w http.ResponseWriter, r *http.Request) {
 	reference := r.PathValue("reference")
 	s.mu.Lock()
@@ -359,7 +441,8 @@ func (s *Server) paymentStatus(w http.ResponseWriter, r *http.Request) {
 // paymentStatusOf finds reference and returns the answer describing it, to
 // be written once s.mu, which must be held, is released.
 func (s *Server) paymentStatusOf(reference string) func(http.ResponseWriter) {
-	if p, ok := s.payments.checkouts.get(reference); ok {
+	p, ok := s.payments.checkouts.get(reference)
+	if ok {
 		record := *p
 		return func(w http.ResponseWriter) { writeData(w, http.StatusOK, record) }
 	}
@@ -371,5 +454,24 @@ func (s *Server) paymentStatusOf(reference string) func(http.ResponseWriter) {
 		body := s.shapes.sendStatus(p)
 		return func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, body) }
 	}
+	if p := s.checkoutByClientReference(reference); p != nil {
+		record := *p
+		return func(w http.ResponseWriter) { writeData(w, http.StatusOK, record) }
+	}
 	return func(w http.ResponseWriter) { writeError(w, notFoundError("payment", reference)) }
+}
+
+// checkoutByClientReference returns the newest checkout session created with
+// metadata.clientReference reference, or nil: how a merchant whose creation
+// answer was lost finds its session. s.mu must be held.
+func (s *Server) checkoutByClientReference(reference string) *checkoutPayment {
+	for _, m := range slices.Backward(s.money.byRef[reference]) {
+		if m.Kind != string(kindCheckout) || m.ClientReference == reference {
+			continue
+		}
+		if p, ok := s.payments.checkouts.get(m.ClientReference); ok {
+			return p
+		}
+	}
+	return nil
 }

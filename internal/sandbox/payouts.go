@@ -41,9 +41,15 @@ type payoutStore struct {
 
 func payoutRoutes(s *Server) []route {
 	return []route{
-		{pattern: "POST /v1/payments/send", auth: authBasic, ipAllowlist: true, handler: s.send},
-		{pattern: "POST /v1/merchants/{account}/send/bank/gh/{bankCode}", auth: authBasic, ipAllowlist: true, handler: s.sendToBank},
-		{pattern: "GET /v1/merchants/{account}/transactions/status", auth: authBasic, handler: s.bankTransferStatus},
+		{pattern: "POST /v1/payments/send", auth: authBasic, ipAllowlist: true, handler: s.send,
+			provider: wirePath{pattern: "POST /api/merchants/{prepaid}/send/mobilemoney", handler: s.providerSend,
+				body: "RecipientName, RecipientMsisdn, CustomerEmail, Channel mtn-gh, vodafone-gh or tigo-gh, Amount (cedis), PrimaryCallbackUrl, SecondaryCallbackUrl, Description, ClientReference"}},
+		{pattern: "POST /v1/merchants/{account}/send/bank/gh/{bankCode}", auth: authBasic, ipAllowlist: true, handler: s.sendToBank,
+			provider: wirePath{pattern: "POST /api/merchants/{prepaid}/send/bank/gh/{bankCode}", handler: s.providerSendToBank,
+				body: "the spec's, Amount with up to two decimals (10, 10.5, 0.8)"}},
+		{pattern: "GET /v1/merchants/{account}/transactions/status", auth: authBasic, handler: s.bankTransferStatus,
+			provider: wirePath{pattern: "GET /api/merchants/{prepaid}/transactions/status", handler: s.providerPayoutStatus,
+				body: "query clientReference (or serviceTransactionId, networkTransactionId): a send or a send-to-bank"}},
 	}
 }
 
@@ -72,6 +78,12 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.acceptSend(w, req, name, familySuccess)
+}
+
+// acceptSend starts a send read from either wire's request, paid to name; a
+// refusal is answered in family's envelope.
+func (s *Server) acceptSend(w http.ResponseWriter, req mobileMoneyRequest, name string, family envelopeFamily) {
 	p := &payout{ID: newID("pay_"), Currency: req.currency, Number: req.phone, Recipient: name,
 		Channel: sendChannels[req.provider], Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindSend), ClientReference: req.clientReference, TransactionID: newReference(),
@@ -81,7 +93,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	o := sendOutcomes.of(req.phone)
 
 	s.mu.Lock()
-	err = s.checkCustomer(req.customerID)
+	err := s.checkCustomer(req.customerID)
 	if err == nil {
 		err = s.money.checkNew(kindSend, m.ClientReference)
 	}
@@ -97,7 +109,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeMoneyError(w, familySuccess, err)
+		writeMoneyError(w, family, err)
 		return
 	}
 	s.resolveLater(m, o)
@@ -173,7 +185,20 @@ func specSendStatus(p *payout) any {
 }
 
 func (s *Server) sendToBank(w http.ResponseWriter, r *http.Request) {
-	account, bankCode := r.PathValue("account"), r.PathValue("bankCode")
+	s.transferToBank(w, r, r.PathValue("account"), true)
+}
+
+// providerSendToBank reads the provider's send-to-bank: the spec's body with
+// its Amount written with up to two decimals (10, 10.5, 0.8), as the
+// provider's clients write it.
+func (s *Server) providerSendToBank(w http.ResponseWriter, r *http.Request) {
+	s.transferToBank(w, r, r.PathValue("prepaid"), false)
+}
+
+// transferToBank starts a send-to-bank out of account; exactlyTwo holds its
+// Amount to exactly two decimals. Optional fields sent empty count as absent.
+func (s *Server) transferToBank(w http.ResponseWriter, r *http.Request, account string, exactlyTwo bool) {
+	bankCode := r.PathValue("bankCode")
 	if !slices.Contains(bankCodes, bankCode) {
 		writeError(w, validationError("bankCode", "bankCode %q is not an accepted bank code", bankCode))
 		return
@@ -183,8 +208,9 @@ func (s *Server) sendToBank(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	f.dropBlank("BankAccountName", "RecipientPhoneNumber", "BankName", "BankBranch", "BankBranchCode")
 	f.require("Amount", "Description", "BankAccountNumber", "ClientReference")
-	amount, _ := f.decimalAmount("Amount", true)
+	amount, _ := f.decimalAmount("Amount", exactlyTwo)
 	callbackURL := primaryCallbackURL(f, "PrimaryCallbackUrl", "PrimaryCallbackURL")
 	p := &payout{Currency: defaultCurrency, Channel: bankChannel}
 	p.Description, _ = f.description("Description")
@@ -296,18 +322,24 @@ func (s *Server) bankTransferStatus(w http.ResponseWriter, r *http.Request) {
 // findBank returns the send-to-bank payout matching every id given, or nil;
 // s.mu must be held.
 func (p *payoutStore) findBank(reference, serviceID, networkID string) *payout {
+	return findPayout(p.banks, reference, serviceID, networkID)
+}
+
+// findPayout returns the payout of byRef matching every id given, or nil;
+// s.mu must be held.
+func findPayout(byRef map[string]*payout, reference, serviceID, networkID string) *payout {
 	matches := func(b *payout) bool {
 		m := b.movement
 		return (reference == "" || m.ClientReference == reference) && (serviceID == "" || m.TransactionID == serviceID) &&
 			(networkID == "" || m.State == StateSucceeded && m.externalID == networkID)
 	}
 	if reference != "" {
-		if b, ok := p.banks[reference]; ok && matches(b) {
+		if b, ok := byRef[reference]; ok && matches(b) {
 			return b
 		}
 		return nil
 	}
-	for _, b := range p.banks {
+	for _, b := range byRef {
 		if matches(b) {
 			return b
 		}

@@ -6,13 +6,29 @@ import (
 	"time"
 )
 
-// route is one operation of the service and the access it demands.
+// route is one operation of the service: its path on each wire, how each
+// wire's body is read, and the access it demands (alike on both paths).
 type route struct {
-	pattern     string   // ServeMux pattern with its method: "GET /v1/customers/{id}"
-	auth        authKind // the credentials it takes
-	scope       string   // the scope it needs; "" for none
-	ipAllowlist bool     // the caller's address must be in Config.AllowIPs
-	handler     http.HandlerFunc
+	pattern     string           // the spec's ServeMux pattern with its method, served on both wires: "GET /v1/customers/{id}"
+	handler     http.HandlerFunc // serves pattern, reading the spec's body
+	provider    wirePath         // the same operation on the provider's wire; zero when the provider has no such call
+	auth        authKind         // the credentials it takes
+	scope       string           // the scope it needs; "" for none
+	ipAllowlist bool             // the caller's address must be in Config.AllowIPs
+}
+
+// wirePath is an operation's path on the provider's wire (REQUESTS.md in
+// provider-wire/), served only under WireProvider.
+type wirePath struct {
+	pattern string // ServeMux pattern with its method; {POS} and {prepaid} must name the business's accounts
+	// handler serves pattern reading the provider's body; nil serves it with the
+	// route's own handler, the provider's body being the spec's.
+	handler http.HandlerFunc
+	// shared says the pattern is served by another route's handler, which
+	// tells the operations apart by the body or the query (body says how).
+	shared bool
+	// body says how the provider's request is read, for the route table.
+	body string
 }
 
 // routeGroups is the route table: one function per resource group, each in
@@ -33,13 +49,58 @@ var routeGroups = []func(*Server) []route{
 	callbackFaultRoutes,
 }
 
-// register serves rt behind its access checks: the caller's address first (as
-// a network filter would), then the credentials, then the scope.
-func (s *Server) register(rt route) {
-	if rt.auth == 0 {
-		panic("sandbox: route " + rt.pattern + " declares no auth kind")
+// routes returns every row of the route table, in routeGroups order.
+func (s *Server) routes() []route {
+	var all []route
+	for _, group := range routeGroups {
+		all = append(all, group(s)...)
 	}
-	s.mux.HandleFunc(rt.pattern, s.withFaults(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+	return all
+}
+
+// registerAll serves every route: its spec path on both wires, its provider
+// path under WireProvider. A pattern shared by several rows is served once,
+// by the row that has its handler.
+func (s *Server) registerAll() {
+	served := map[string]bool{}
+	var shared []string
+	for _, rt := range s.routes() {
+		s.register(rt)
+		if s.cfg.Wire != WireProvider || rt.provider.pattern == "" {
+			continue
+		}
+		if rt.provider.shared {
+			shared = append(shared, rt.provider.pattern)
+			continue
+		}
+		if served[rt.provider.pattern] {
+			panic("sandbox: provider pattern " + rt.provider.pattern + " is served by two routes; mark one shared")
+		}
+		served[rt.provider.pattern] = true
+		handler := rt.provider.handler
+		if handler == nil {
+			handler = rt.handler
+		}
+		s.registerAt(rt.provider.pattern, rt, handler)
+	}
+	for _, pattern := range shared {
+		if !served[pattern] {
+			panic("sandbox: shared provider pattern " + pattern + " is served by no route")
+		}
+	}
+}
+
+// register serves rt's spec path with its handler (registerAt).
+func (s *Server) register(rt route) { s.registerAt(rt.pattern, rt, rt.handler) }
+
+// registerAt serves pattern with handler behind rt's access checks: the
+// caller's address first (as a network filter would), then the credentials,
+// then the scope, then the business's accounts the path names.
+func (s *Server) registerAt(pattern string, rt route, handler http.HandlerFunc) {
+	if rt.auth == 0 {
+		panic("sandbox: route " + pattern + " declares no auth kind")
+	}
+	s.mux.HandleFunc(pattern, s.withFaults(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if fw, ok := w.(*fallbackWriter); ok {
 			w = fw.ResponseWriter // a routed request answers for itself
 		}
@@ -47,8 +108,28 @@ func (s *Server) register(rt route) {
 			writeError(w, err)
 			return
 		}
-		rt.handler(w, r)
+		handler(w, r)
 	}))
+}
+
+// accountWildcards are the path wildcards of the provider's paths that name
+// one of the business's accounts, and the account each must be.
+var accountWildcards = []struct {
+	name, kind string
+	account    func(Config) string
+}{
+	{"POS", "sales account", func(c Config) string { return c.SalesAccount }},
+	{"prepaid", "disbursement account", func(c Config) string { return c.DisbursementAccount }},
+}
+
+// checkAccounts answers 404 for a path naming an account the business does not hold.
+func (s *Server) checkAccounts(r *http.Request) error {
+	for _, w := range accountWildcards {
+		if got := r.PathValue(w.name); got != "" && got != w.account(s.cfg) {
+			return notFoundError(w.kind, got)
+		}
+	}
+	return nil
 }
 
 func (s *Server) admit(rt route, r *http.Request) error {
@@ -61,7 +142,7 @@ func (s *Server) admit(rt route, r *http.Request) error {
 	if rt.scope != "" && !s.granted[rt.scope] {
 		return &apiError{status: http.StatusForbidden, code: CodeKeysMismatch, message: "scope " + rt.scope + " is not granted to these credentials"}
 	}
-	return nil
+	return s.checkAccounts(r)
 }
 
 // RequestIDHeader names the header carrying the id the sandbox gives each

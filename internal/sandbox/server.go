@@ -19,6 +19,9 @@ const (
 	DefaultSecretKey           = "sk_test_sandbox"
 	DefaultSessionToken        = "sess_test_sandbox"
 	DefaultDisbursementAccount = "2020202"
+	// DefaultSalesAccount is the business's sales (POS) account: the {POS} of
+	// the provider's paths and the merchantAccountNumber of its checkout.
+	DefaultSalesAccount = "1010101"
 	// DefaultDisbursementBalance is 1,000,000.00 GHS in minor units.
 	DefaultDisbursementBalance int64 = 100_000_000
 	// DefaultPublicKey is the public key of the web SDK: safe in a browser.
@@ -82,12 +85,20 @@ type Config struct {
 	// WebhookURL receives the checkout webhooks (payment.succeeded); empty
 	// sends none.
 	WebhookURL string
+	// CheckoutLifetime is how long, by the sandbox clock, a checkout session
+	// stays payable; one still unpaid then ends FAILED with failure code
+	// "expired" and sends no webhook. Zero means DefaultCheckoutLifetime (24h).
+	CheckoutLifetime time.Duration
 	// PublicKey is the key the web SDK presents from the payer's browser
 	// (SPEC "Client checkout SDKs"); empty means DefaultPublicKey.
 	PublicKey string
 	// MerchantName is the business the hosted checkout page shows the payer;
 	// empty means DefaultMerchantName.
 	MerchantName string
+	// SalesAccount is the business's sales (POS) account number, which the
+	// provider's receive, status, pre-approval and checkout calls name;
+	// empty means DefaultSalesAccount.
+	SalesAccount string
 	// DisbursementAccount is the account number of send-to-bank paths;
 	// DisbursementBalance its starting balance in minor units.
 	DisbursementAccount string
@@ -118,6 +129,7 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.ClientSecret, DefaultClientSecret)
 	orDefault(&c.SecretKey, DefaultSecretKey)
 	orDefault(&c.DisbursementAccount, DefaultDisbursementAccount)
+	orDefault(&c.SalesAccount, DefaultSalesAccount)
 	orDefault(&c.PublicKey, DefaultPublicKey)
 	orDefault(&c.MerchantName, DefaultMerchantName)
 	if c.SessionTokens == nil {
@@ -203,11 +215,7 @@ func New(cfg Config) *Server {
 	for _, scope := range cfg.Scopes {
 		s.granted[scope] = true
 	}
-	for _, group := range routeGroups {
-		for _, rt := range group(s) {
-			s.register(rt)
-		}
-	}
+	s.registerAll()
 	return s
 }
 

@@ -53,6 +53,18 @@ func parseFields(body []byte) (*fields, error) {
 	return &fields{raw: raw}, nil
 }
 
+// dropBlank forgets the optional fields named that were sent as an empty or
+// blank string: clients of the provider send optional fields empty
+// ("RecipientPhoneNumber": ""), meaning not given.
+func (f *fields) dropBlank(names ...string) {
+	for _, name := range names {
+		var s string
+		if raw, ok := f.raw[name]; ok && json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == "" {
+			delete(f.raw, name)
+		}
+	}
+}
+
 // fail records a broken rule unless an earlier one was recorded.
 func (f *fields) fail(field, format string, args ...any) {
 	if f.first == nil {

@@ -13,12 +13,13 @@ import (
 // shape (refusals, error bodies), the spec's answers stand.
 var providerShapes = shapes{
 	receiveAccepted: func(r *receipt) any { return providerCollectionAccepted(r.movement, r.Description) },
-	sendAccepted:    func(p *payout) any { return providerPayoutAccepted(p, nil) },
-	bankAccepted:    providerPayoutAccepted,
-	chargeAccepted:  func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
-	mandateCreated:  mandateCreated,
-	otpVerified:     otpVerified,
-	mandateRenewed:  func(m *mandate) any { return mandateRenewed(m, false) },
+	sendAccepted:    providerPayoutAccepted,
+	// The provider names the recipient only once its name check has answered.
+	bankAccepted:   func(p *payout, _ *string) any { return providerPayoutAccepted(p) },
+	chargeAccepted: func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
+	mandateCreated: mandateCreated,
+	otpVerified:    otpVerified,
+	mandateRenewed: func(m *mandate) any { return mandateRenewed(m, false) },
 	// The provider answers a cancel with data true, naming no mandate.
 	mandateCancelled: func(*mandate) any {
 		return flowBody(familyCamel, CodePreapprovalOK, "the mandate was cancelled", true)
@@ -57,21 +58,31 @@ func providerCollectionAccepted(m *movement, description string) any {
 
 // providerPayoutAccepted answers an accepted send or send-to-bank:
 // {ResponseCode 0001, Data: {AmountDebited, ..., ExternalTransactionId "",
-// RecipientName}}; a send names no recipient until it is paid.
-func providerPayoutAccepted(p *payout, recipientGiven *string) any {
+// RecipientName null}}: neither names its recipient until it is paid.
+func providerPayoutAccepted(p *payout) any {
 	none := ""
-	return flowBody(familyPascal, CodeAccepted, "", payoutAccepted(p, recipientGiven, &none, cedis, providerFee(p.movement)))
+	return flowBody(familyPascal, CodeAccepted, "", payoutAccepted(p, nil, &none, cedis, providerFee(p.movement)))
 }
 
 // providerCollectionStatus answers the receive and direct-debit status
-// checks: lower camel case, amounts in cedis, currencyCode and isFulfilled
-// null, and the network's reference ("" until the network has answered).
+// checks (providerStatusOf).
 func providerCollectionStatus(m *movement) any {
-	code, _, data := collectionStatusOf(m, "", "mobilemoney", cedis)
+	return providerStatusOf(m, m.ClientReference, "mobilemoney")
+}
+
+// providerStatusOf is the provider's transaction status of a receive, a
+// direct-debit charge or a checkout: responseCode 0000 whatever the state,
+// which data.status tells (Paid, or Unpaid while pending and once failed: the
+// provider's documents show no other), lower camel case, amounts in cedis,
+// currencyCode and isFulfilled null, and the network's reference ("" until the
+// network has answered).
+func providerStatusOf(m *movement, clientReference, method string) any {
+	_, _, data := collectionStatusOf(m, "", method, cedis)
 	external := m.externalID
+	data.ClientReference = clientReference
 	data.Date, data.ExternalTransactionID = providerTime(m.CreatedAt), &external
 	data.CurrencyCode, data.IsFulfilled = nil, nil
-	return flowBody(familyCamel, code, "Successful", data)
+	return flowBody(familyCamel, CodeSuccess, "Successful", data)
 }
 
 // providerSendStatus answers the send status check: ResponseCode "success"

@@ -319,7 +319,9 @@ func TestProviderWireWritesTheProvidersWords(t *testing.T) {
 	// The state is the sandbox's own on both wires: codes keep their meaning.
 	assert.Equal(t, `"0000"`, string(object(t, got["receive_status_paid_doc.json"])["responseCode"]))
 	assert.Equal(t, `"Paid"`, string(data("receive_status_paid_doc.json", "data")["status"]))
-	assert.Equal(t, `"2001"`, string(object(t, got["receive_status_unpaid_doc.json"])["responseCode"]))
+	// A receive not paid answers 0000 with Unpaid, as the provider's documents
+	// show: never a failure code a merchant could take for the outcome.
+	assert.Equal(t, `"0000"`, string(object(t, got["receive_status_unpaid_doc.json"])["responseCode"]))
 	assert.Equal(t, `"Unpaid"`, string(data("receive_status_unpaid_doc.json", "data")["status"]))
 	assert.Equal(t, `"4075"`, string(object(t, got["send_callback_failed_4075.json"])["ResponseCode"]))
 	assert.Equal(t, `"2001"`, string(object(t, got["directdebit_callback_failed.json"])["ResponseCode"]))
