@@ -193,10 +193,11 @@ func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
 
 // ValidationError is returned before any request is sent when a parameter breaks a rule
-// of the service. Field is the parameter's wire name.
+// of the service. Field names the parameter the caller set.
 type ValidationError struct {
 	// Field is the offending parameter, as named on the wire (e.g. "email",
-	// "metadata.orderId").
+	// "metadata.orderId"). A params field the SDK itself moves into metadata has no wire
+	// name of its own and is named by its Go name: "ClientReference", "ReturnURL".
 	Field string
 	// Rule says what the value must be.
 	Rule string

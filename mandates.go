@@ -97,8 +97,8 @@ func (m *Mandate) Succeeded() bool {
 // MandateCreateParams asks a customer to approve a direct-debit mandate. Every field is
 // required.
 type MandateCreateParams struct {
-	// ClientReferenceID is the merchant's reference of the mandate, alphanumeric, at
-	// most 36.
+	// ClientReferenceID is the merchant's reference of the mandate, of
+	// 1-36 characters: letters and digits only. It is the key of Status.
 	ClientReferenceID string `json:"clientReferenceId"`
 	// CustomerMSISDN is the customer's wallet number in international form; it is
 	// normalised to digits without plus ("233241234567").
@@ -113,7 +113,7 @@ func (p *MandateCreateParams) validate() error {
 		return invalid("params", "are required")
 	}
 	return firstError(
-		clientReference("clientReferenceId", p.ClientReferenceID),
+		referenceMandate.required("clientReferenceId", p.ClientReferenceID),
 		required("customerMsisdn", p.CustomerMSISDN),
 		requiredOneOf("channel", p.Channel, directDebitChannels...),
 		requiredURL("callbackUrl", p.CallbackURL),
@@ -143,7 +143,9 @@ func (s *MandatesService) Create(ctx context.Context, p *MandateCreateParams) (*
 type MandateVerifyOTPParams struct {
 	CustomerMSISDN       string `json:"customerMsisdn"`
 	ServicePreApprovalID string `json:"servicePreApprovalId"`
-	ClientReferenceID    string `json:"clientReferenceId"`
+	// ClientReferenceID is the mandate's, as given to Create: of
+	// 1-36 characters: letters and digits only.
+	ClientReferenceID string `json:"clientReferenceId"`
 	// OTPCode is the four-letter prefix, a hyphen and the four digits: "ABCD-1234". The
 	// letters are sent in upper case, however they were typed.
 	OTPCode string `json:"otpCode"`
@@ -156,7 +158,7 @@ func (p *MandateVerifyOTPParams) validate() error {
 	return firstError(
 		required("customerMsisdn", p.CustomerMSISDN),
 		required("servicePreApprovalId", p.ServicePreApprovalID),
-		clientReference("clientReferenceId", p.ClientReferenceID),
+		referenceMandate.required("clientReferenceId", p.ClientReferenceID),
 		otpShape("otpCode", p.OTPCode),
 	)
 }
@@ -282,8 +284,8 @@ type DirectDebitParams struct {
 	PrimaryCallbackURL string `json:"PrimaryCallbackURL"`
 	// Description is shown on the customer's statement; at most 255 characters.
 	Description string `json:"Description"`
-	// ClientReference is the merchant's unique reference, alphanumeric, at most 36:
-	// the key of ChargeStatus.
+	// ClientReference is the merchant's unique reference, of
+	// 1-36 characters: letters and digits only. It is the key of ChargeStatus.
 	ClientReference string `json:"ClientReference"`
 	CustomerName    string `json:"CustomerName,omitempty"`
 	CustomerEmail   string `json:"CustomerEmail,omitempty"`
@@ -300,7 +302,7 @@ func (p *DirectDebitParams) validate() error {
 		requiredURL("PrimaryCallbackURL", p.PrimaryCallbackURL),
 		required("Description", p.Description),
 		maxLength("Description", p.Description, 255),
-		clientReference("ClientReference", p.ClientReference),
+		referenceDirectDebit.required("ClientReference", p.ClientReference),
 		emailShape("CustomerEmail", p.CustomerEmail),
 	)
 }

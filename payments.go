@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -144,8 +143,9 @@ type CheckoutParams struct {
 	// Customer is optional but recommended.
 	Customer CheckoutCustomer `json:"customer,omitzero"`
 	Metadata Metadata         `json:"metadata,omitzero"`
-	// ClientReference is an optional merchant reference for the session (alphanumeric,
-	// at most 36), sent as metadata.clientReference and named in ErrOutcomeUnknown.
+	// ClientReference is an optional merchant reference for the session, of
+	// 1-36 characters: letters, digits, '-' and '_'. It is sent as
+	// metadata.clientReference and named in ErrOutcomeUnknown.
 	ClientReference string `json:"-"`
 	// ReturnURL is where the payer is sent back after paying, sent as metadata.returnUrl.
 	ReturnURL string `json:"-"`
@@ -160,10 +160,10 @@ func (p *CheckoutParams) validate() error {
 		currencyCode("currency", p.Currency),
 		maxLength("description", p.Description, 255),
 		p.Metadata.validate("metadata"),
-		optionalClientReference("metadata.clientReference", p.ClientReference),
+		referenceCheckout.optional("ClientReference", p.ClientReference),
 		metadataKey(p.Metadata, "clientReference", p.ClientReference, "ClientReference"),
-		p.Metadata.referenceString("metadata.clientReference", "clientReference", optionalClientReference),
-		absoluteURL("metadata.returnUrl", p.ReturnURL),
+		p.Metadata.referenceString("metadata.clientReference", "clientReference", referenceCheckout.optional),
+		absoluteURL("ReturnURL", p.ReturnURL),
 		metadataKey(p.Metadata, "returnUrl", p.ReturnURL, "ReturnURL"),
 	}
 	if p.Customer != (CheckoutCustomer{}) {
@@ -221,9 +221,10 @@ type ReceiveParams struct {
 	Description string   `json:"description"`
 	CustomerID  string   `json:"customerId,omitempty"`
 	Metadata    Metadata `json:"metadata,omitzero"`
-	// ClientReference is the merchant's unique reference (alphanumeric, at most 36),
-	// sent as metadata.clientReference. It is the key of the status check, and the only
-	// way to resolve an unknown outcome, so it is required.
+	// ClientReference is the merchant's unique reference, of
+	// 1-36 characters: letters, digits, '-' and '_'. It is sent as
+	// metadata.clientReference. It is the key of the status check, and the only way to
+	// resolve an unknown outcome, so it is required.
 	ClientReference string `json:"-"`
 	// CallbackURL receives the final state (the spec's "callback URL given in the
 	// request"); it is sent as callbackUrl.
@@ -235,7 +236,7 @@ func (p *ReceiveParams) validate() error {
 		return invalid("params", "are required")
 	}
 	return mobileMoney{p.Amount, p.Currency, p.Phone, p.Provider, p.Description, p.ClientReference, p.CallbackURL, p.Metadata}.
-		validate(receiveProviders)
+		validate(referenceReceive, receiveProviders)
 }
 
 // mobileMoney is what a receive and a send share, validated by one set of rules.
@@ -250,7 +251,7 @@ type mobileMoney struct {
 	metadata        Metadata
 }
 
-func (m mobileMoney) validate(providers []Provider) error {
+func (m mobileMoney) validate(ref reference, providers []Provider) error {
 	return firstError(
 		positiveAmount("amount", m.amount),
 		currencyCode("currency", m.currency),
@@ -258,7 +259,7 @@ func (m mobileMoney) validate(providers []Provider) error {
 		requiredOneOf("provider", m.provider, providers...),
 		required("description", m.description),
 		maxLength("description", m.description, 255),
-		metadataReference("metadata.clientReference", m.clientReference),
+		ref.required("ClientReference", m.clientReference),
 		absoluteURL("callbackUrl", m.callbackURL),
 		m.metadata.validate("metadata"),
 		metadataKey(m.metadata, "clientReference", m.clientReference, "ClientReference"),
@@ -481,61 +482,6 @@ func isLetters(s string) bool {
 		}
 	}
 	return true
-}
-
-// maxClientReference is the longest merchant reference the service takes (SPEC "Limits").
-const maxClientReference = 36
-
-// maxServiceReference bounds a reference the service itself hands out (a checkout
-// payment's reference): generous, yet short enough that no forged value costs much.
-const maxServiceReference = 64
-
-// clientReference checks a required merchant reference: alphanumeric, at most 36.
-func clientReference(field, v string) error {
-	if v == "" {
-		return invalid(field, "is required: it is the key of the status check")
-	}
-	return optionalClientReference(field, v)
-}
-
-func optionalClientReference(field, v string) error {
-	return referenceShape(field, v, maxClientReference, false)
-}
-
-// metadataReference checks the required reference of a receive or a send, carried as
-// metadata.clientReference: at most 36 letters, digits, hyphens and underscores
-// (merchants write ORDER-2291-A, and the provider takes it).
-func metadataReference(field, v string) error {
-	return lookupReference(field, v, maxClientReference)
-}
-
-// lookupReference checks a reference a status check puts in its path or query: present,
-// at most max characters, and made of letters, digits, hyphens and underscores only. A
-// dot, a slash or a percent sign would make the path name another endpoint.
-func lookupReference(field, v string, max int) error {
-	if v == "" {
-		return invalid(field, "is required")
-	}
-	return referenceShape(field, v, max, true)
-}
-
-// referenceShape checks an optional reference: at most max characters, letters and
-// digits, and also hyphens and underscores when punct is set.
-func referenceShape(field, v string, max int, punct bool) error {
-	if len(v) > max {
-		return invalid(field, fmt.Sprintf("must be at most %d characters", max))
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') || (punct && (c == '-' || c == '_')) {
-			continue
-		}
-		if punct {
-			return invalid(field, "must be letters, digits, hyphens and underscores only")
-		}
-		return invalid(field, "must be letters and digits only")
-	}
-	return nil
 }
 
 // requiredOneOf checks a required enum value.

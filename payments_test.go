@@ -332,13 +332,13 @@ func TestPaymentsValidationSendsNothing(t *testing.T) {
 			return err
 		}, "customer.phone"},
 		"checkout reference": {func(c *Client) error {
-			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 1, ClientReference: "order-1"})
+			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 1, ClientReference: "order.1"})
 			return err
-		}, "metadata.clientReference"},
+		}, "ClientReference"},
 		"checkout return url": {func(c *Client) error {
 			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 1, ReturnURL: "/orders/1"})
 			return err
-		}, "metadata.returnUrl"},
+		}, "ReturnURL"},
 		"checkout metadata contradicts": {func(c *Client) error {
 			_, err := c.Payments.CreateCheckout(ctx(), &CheckoutParams{Amount: 1, ClientReference: "a1", Metadata: Metadata{"clientReference": "b2"}})
 			return err
@@ -390,19 +390,19 @@ func TestPaymentsValidationSendsNothing(t *testing.T) {
 			p.ClientReference = ""
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
-		}, "metadata.clientReference"},
+		}, "ClientReference"},
 		"receive reference too long": {func(c *Client) error {
 			p := validReceive()
 			p.ClientReference = "a123456789012345678901234567890123456"
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
-		}, "metadata.clientReference"},
+		}, "ClientReference"},
 		"receive reference with a dot": {func(c *Client) error {
 			p := validReceive()
 			p.ClientReference = "rcv.1"
 			_, err := c.Payments.Receive(ctx(), p)
 			return err
-		}, "metadata.clientReference"},
+		}, "ClientReference"},
 		"receive callback url": {func(c *Client) error {
 			p := validReceive()
 			p.CallbackURL = "ftp://example.com/cb"
@@ -595,11 +595,11 @@ func TestReceiveAndSendTakeHyphensAndUnderscoresInTheirReference(t *testing.T) {
 		cases["receive "+ref] = refusal{func(c *Client) error {
 			_, err := c.Payments.Receive(ctx(), &ReceiveParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Order", ClientReference: ref})
 			return err
-		}, "metadata.clientReference"}
+		}, "ClientReference"}
 		cases["send "+ref] = refusal{func(c *Client) error {
 			_, err := c.Payouts.Send(ctx(), &SendParams{Amount: 500, Phone: "233241234567", Provider: ProviderMTN, Description: "Refund", ClientReference: ref})
 			return err
-		}, "metadata.clientReference"}
+		}, "ClientReference"}
 	}
 	requireRefusedBeforeSending(t, cases)
 }

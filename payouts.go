@@ -63,9 +63,10 @@ type SendParams struct {
 	Description string   `json:"description"`
 	CustomerID  string   `json:"customerId,omitempty"`
 	Metadata    Metadata `json:"metadata,omitzero"`
-	// ClientReference is the merchant's unique reference (alphanumeric, at most 36),
-	// sent as metadata.clientReference: the key of SendStatus and of resolving an
-	// unknown outcome.
+	// ClientReference is the merchant's unique reference, of
+	// 1-36 characters: letters, digits, '-' and '_'. It is sent as
+	// metadata.clientReference: the key of SendStatus and of resolving an unknown
+	// outcome.
 	ClientReference string `json:"-"`
 	// CallbackURL receives the final state; it is sent as callbackUrl.
 	CallbackURL string `json:"callbackUrl,omitempty"`
@@ -76,7 +77,7 @@ func (p *SendParams) validate() error {
 		return invalid("params", "are required")
 	}
 	return mobileMoney{p.Amount, p.Currency, p.Phone, p.Provider, p.Description, p.ClientReference, p.CallbackURL, p.Metadata}.
-		validate(sendProviders)
+		validate(referenceSend, sendProviders)
 }
 
 // DirectSend is the service's acceptance of a mobile-money payout: the final state
@@ -213,7 +214,8 @@ type BankTransferParams struct {
 	// Description is the narration; at most 255 characters.
 	Description       string `json:"Description"`
 	BankAccountNumber string `json:"BankAccountNumber"`
-	// ClientReference is the merchant's unique reference, alphanumeric, at most 36.
+	// ClientReference is the merchant's unique reference, of
+	// 1-36 characters: letters and digits only. It is the key of BankTransferStatus.
 	ClientReference string `json:"ClientReference"`
 	BankAccountName string `json:"BankAccountName,omitempty"`
 	// RecipientPhoneNumber is normalised to international digits without plus.
@@ -234,7 +236,7 @@ func (p *BankTransferParams) validate() error {
 		required("Description", p.Description),
 		maxLength("Description", p.Description, 255),
 		required("BankAccountNumber", p.BankAccountNumber),
-		clientReference("ClientReference", p.ClientReference),
+		referenceBankTransfer.required("ClientReference", p.ClientReference),
 	)
 }
 

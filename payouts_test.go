@@ -213,7 +213,7 @@ func TestPayoutsValidationSendsNothing(t *testing.T) {
 			p.ClientReference = ""
 			_, err := c.Payouts.Send(ctx(), p)
 			return err
-		}, "metadata.clientReference"},
+		}, "ClientReference"},
 		"send metadata contradicts": {func(c *Client) error {
 			p := validSend()
 			p.Metadata = Metadata{"clientReference": "other"}

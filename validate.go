@@ -114,3 +114,109 @@ func emailShape(field, v string) error {
 	}
 	return nil
 }
+
+// maxClientReference is the longest merchant reference the service takes.
+const maxClientReference = 36
+
+// maxServiceReference bounds a reference the service itself hands out (a checkout
+// payment's reference): generous, yet short enough that no forged value costs much.
+const maxServiceReference = 64
+
+// reference names a merchant reference the params of a money movement carry.
+type reference string
+
+// The merchant references, one for each money movement.
+const (
+	referenceReceive      reference = "receive"
+	referenceSend         reference = "send"
+	referenceCheckout     reference = "checkout"
+	referenceBankTransfer reference = "send-to-bank"
+	referenceDirectDebit  reference = "direct-debit"
+	referenceMandate      reference = "mandate"
+)
+
+// referenceRule is what a merchant reference may be made of: 1 to maxClientReference
+// ASCII letters and digits, and hyphens and underscores too when punct is set.
+type referenceRule struct{ punct bool }
+
+// String is the rule as the docs write it; the field docs and the README's table of
+// references say exactly this.
+func (r referenceRule) String() string {
+	if r.punct {
+		return fmt.Sprintf("1-%d characters: letters, digits, '-' and '_'", maxClientReference)
+	}
+	return fmt.Sprintf("1-%d characters: letters and digits only", maxClientReference)
+}
+
+// referenceRules is the rule of every merchant reference, one row a reference. Receive,
+// send and checkout take hyphens and underscores (merchants write ORDER-2291-A and
+// ord_123, and the provider takes them); the bank, debit and mandate endpoints take
+// letters and digits only.
+var referenceRules = map[reference]referenceRule{
+	referenceReceive:      {punct: true},
+	referenceSend:         {punct: true},
+	referenceCheckout:     {punct: true},
+	referenceBankTransfer: {punct: false},
+	referenceDirectDebit:  {punct: false},
+	referenceMandate:      {punct: false},
+}
+
+// required checks the reference r of a movement whose status check it keys: present and
+// obeying its rule.
+func (r reference) required(field, v string) error {
+	if v == "" {
+		return invalid(field, "is required: it is the key of the status check")
+	}
+	return r.optional(field, v)
+}
+
+// optional checks the reference r where the service makes it optional: empty passes.
+func (r reference) optional(field, v string) error {
+	rule := referenceRules[r]
+	if v == "" {
+		return nil
+	}
+	if len(v) > maxClientReference || !referenceChars(v, rule.punct) {
+		return invalid(field, "must be "+rule.String())
+	}
+	return nil
+}
+
+// referenceChars reports whether v is made of ASCII letters and digits, and also hyphens
+// and underscores when punct is set.
+func referenceChars(v string, punct bool) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') || (punct && (c == '-' || c == '_')) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// lookupReference checks a reference a status check puts in its path or query: present,
+// at most max characters, and made of letters, digits, hyphens and underscores only. A
+// dot, a slash or a percent sign would make the path name another endpoint. It takes
+// every reference of referenceRules, so one made under any of them can be looked up.
+func lookupReference(field, v string, max int) error {
+	if v == "" {
+		return invalid(field, "is required")
+	}
+	return referenceShape(field, v, max, true)
+}
+
+// referenceShape checks an optional path segment: at most max characters, letters and
+// digits, and also hyphens and underscores when punct is set.
+func referenceShape(field, v string, max int, punct bool) error {
+	if len(v) > max {
+		return invalid(field, fmt.Sprintf("must be at most %d characters", max))
+	}
+	if referenceChars(v, punct) {
+		return nil
+	}
+	if punct {
+		return invalid(field, "must be letters, digits, hyphens and underscores only")
+	}
+	return invalid(field, "must be letters and digits only")
+}

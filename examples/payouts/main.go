@@ -53,9 +53,10 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// Mobile money: the amount and a fee leave the balance when the payout is accepted,
 	// and come back if it fails.
-	for i, to := range []struct{ who, phone string }{
-		{"Kofi", "233201234567"},
-		{"a wallet the network refuses", "233241230004"}, // sandbox test number 0004: 4075
+	for i, to := range []struct{ who, phone, note string }{
+		{"Kofi", "233201234567", ""},
+		// Sandbox test number 0004: the payout fails by callback with 4075.
+		{"Ama", "233241230004", " (test number 0004: insufficient balance)"},
 	} {
 		ref := fmt.Sprintf("payout%d%d", run, i)
 		// The Tracker records the payout, then sends it: should this process die in
@@ -72,7 +73,7 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("paying %s: %w", to.who, err)
 		}
-		fmt.Fprintf(out, "sending %s to %s: %s, fee %s\n", billing.Money{Amount: s.Amount, Currency: s.Currency}, to.who, s.Status,
+		fmt.Fprintf(out, "sending %s to %s%s: %s, fee %s\n", billing.Money{Amount: s.Amount, Currency: s.Currency}, to.who, to.note, s.Status,
 			billing.Money{Amount: s.Fee, Currency: s.Currency})
 		if err := report(ctx, out, tracker, billing.KindSend, ref); err != nil {
 			return err

@@ -22,7 +22,7 @@ func TestPayoutsRuns(t *testing.T) {
 sending GHS 150.00 to Kofi: PROCESSING, fee GHS 1.50
   outcome by callback: succeeded, code 0000
   disbursement balance: GHS 999,848.50
-sending GHS 150.00 to a wallet the network refuses: PROCESSING, fee GHS 1.50
+sending GHS 150.00 to Ama (test number 0004: insufficient balance): PROCESSING, fee GHS 1.50
   outcome by callback: failed, code 4075
   disbursement balance: GHS 999,848.50
 sending GHS 500.00 to account 1441000123456: charges GHS 1.00, debited GHS 501.00

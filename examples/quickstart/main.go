@@ -1,7 +1,8 @@
 // Quickstart is a short tour of the SDK: it registers a customer, changes it, lists
-// customers, then puts a product with a monthly price in the catalog and subscribes a
-// customer to it. With no credentials in the environment it runs against an embedded
-// sandbox.
+// customers, puts a product with a monthly price in the catalog and subscribes a
+// customer to it, then takes a mobile-money payment and waits for its confirmed outcome.
+// With no credentials in the environment it runs against an embedded sandbox; against a
+// real service it stops before the payment, which would prompt a real phone.
 //
 //	go run ./examples/quickstart
 package main
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http/httptest"
 	"os"
 	"time"
 
@@ -118,6 +120,41 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("subscribing: %w", err)
 	}
 	fmt.Fprintf(out, "subscription %s: %s for %d days, then billed monthly\n", sub.ID, sub.Status, int(sub.TrialEnd.Sub(sub.TrialStart).Hours()/24))
+
+	if sandbox == nil {
+		fmt.Fprintln(out, "no payment against a real service: it would prompt a real phone (see examples/receive)")
+		return nil
+	}
+	return takePayment(ctx, out, c)
+}
+
+// takePayment asks the customer's phone to approve GHS 50.00 and waits for the outcome.
+// A Tracker records the payment, sends it, hears its callback, and confirms the callback
+// with the status check before it says anything.
+func takePayment(ctx context.Context, out io.Writer, c *billing.Client) error {
+	tracker := billing.NewTracker(c, billing.TrackerOptions{})
+	callbacks := httptest.NewServer(tracker.Handler()) // your server's callback endpoint
+	defer callbacks.Close()
+
+	ref := fmt.Sprintf("quickstart%d", time.Now().UnixNano()) // one reference per payment, never reused
+	r, err := tracker.Receive(ctx, &billing.ReceiveParams{
+		Amount: 5000, Phone: "+233 24 123 4567", Provider: billing.ProviderMTN,
+		Description: "Pro plan", ClientReference: ref, CallbackURL: callbacks.URL,
+	})
+	if err != nil {
+		return fmt.Errorf("asking for a payment: %w", err)
+	}
+	fmt.Fprintf(out, "asked %s to pay %s: %s\n", r.Phone, billing.Money{Amount: r.Amount, Currency: r.Currency}, r.Status)
+
+	outcome, err := tracker.Await(ctx, billing.KindReceive, ref)
+	if err != nil {
+		return fmt.Errorf("awaiting the payment: %w", err)
+	}
+	if !outcome.Succeeded() {
+		return fmt.Errorf("the payment %s: code %s", outcome.State, outcome.Code)
+	}
+	fmt.Fprintf(out, "paid %s by %s, confirmed by the status check: fulfil the order\n",
+		billing.Money{Amount: outcome.Amount, Currency: r.Currency}, outcome.Source)
 	return nil
 }
 
