@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -483,4 +484,195 @@ func TestRunReturnsInTimeWhenTheStoreHangs(t *testing.T) {
 			assert.Contains(t, rc.logs.String(), "a store call got no answer within its deadline")
 		})
 	}
+}
+
+// reportCase is Trackers sharing one in-memory store and one fake clock, each with Run
+// going, and the OnOutcome calls they made, by Outcome.ID.
+type reportCase struct {
+	t      *testing.T
+	store  Store
+	clock  *fakeClock
+	mock   *httpmock.MockTransport
+	trs    []*Tracker
+	mu     sync.Mutex
+	calls  map[string]int
+	called chan string
+}
+
+func newReportCase(t *testing.T, store Store, instances int, opts TrackerOptions, onOutcome func(ctx context.Context, o *Outcome) error) *reportCase {
+	c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
+	rc := &reportCase{t: t, store: store, clock: newFakeClock(), mock: mock, calls: map[string]int{}, called: make(chan string, 1000)}
+	for i := range instances {
+		o := opts
+		o.Store, o.Clock, o.Owner = store, rc.clock, fmt.Sprintf("instance%d", i)
+		o.OnOutcome = func(ctx context.Context, out *Outcome) error {
+			rc.mu.Lock()
+			rc.calls[out.ID]++
+			rc.mu.Unlock()
+			rc.called <- out.ID
+			return onOutcome(ctx, out)
+		}
+		tr := NewTracker(c, o)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- tr.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			assert.ErrorIs(t, <-done, context.Canceled)
+		})
+		rc.trs = append(rc.trs, tr)
+	}
+	return rc
+}
+
+// settled stores a success for ref, unreported.
+func (rc *reportCase) settled(ref string) string {
+	ctx := context.Background()
+	key, _ := KeyOf(KindSend, ref)
+	now := rc.clock.Now()
+	_, _, err := unbounded(rc.store).Track(ctx, Movement{Kind: KindSend, ClientReference: ref, StartedAt: now, Deadline: now.Add(time.Hour)})
+	require.NoError(rc.t, err)
+	s, _, err := unbounded(rc.store).Settle(ctx, key, Outcome{State: EventSucceeded, Source: SourceCallback, At: now}, nil)
+	require.NoError(rc.t, err)
+	return s.ID
+}
+
+// advanceUntil moves the clock step by step until done holds, letting the Runs act
+// between steps (they do on goroutines of their own).
+func (rc *reportCase) advanceUntil(step time.Duration, steps int, done func() bool) {
+	for range steps {
+		if done() {
+			return
+		}
+		rc.clock.Advance(step)
+		select {
+		case <-rc.called:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	require.True(rc.t, done(), "not done after %d steps of %s", steps, step)
+}
+
+func (rc *reportCase) reported(id string) bool {
+	e, err := rc.store.Get(context.Background(), settlementKey(id))
+	require.NoError(rc.t, err)
+	return e.Final != nil && !e.Final.ReportedAt.IsZero()
+}
+
+func (rc *reportCase) callsOf(id string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.calls[id]
+}
+
+// settlementKey is the key of a KindSend outcome id made by settled.
+func settlementKey(id string) MovementKey {
+	parts := strings.SplitN(id, "/", 3)
+	return MovementKey{Callback: EventKind(parts[0]), ClientReference: parts[2]}
+}
+
+// failingMarks is a store whose MarkReported fails its first n calls, after recording
+// the report or before, in turn: a write that failed, or whose answer was lost.
+type failingMarks struct {
+	Store
+	mu    sync.Mutex
+	fails int
+	calls int
+}
+
+func (f *failingMarks) MarkReported(ctx context.Context, id string, now time.Time) error {
+	f.mu.Lock()
+	f.calls++
+	n := f.calls
+	f.mu.Unlock()
+	if n > f.fails {
+		return f.Store.MarkReported(ctx, id, now)
+	}
+	if n%2 == 0 {
+		if err := f.Store.MarkReported(ctx, id, now); err != nil {
+			return err
+		}
+		return errors.New("the answer was lost")
+	}
+	return errors.New("connection reset")
+}
+
+// A report whose recording fails (the write refused, or its answer lost) is recorded
+// again, with backoff, by the instance that made it: OnOutcome is not called twice, on
+// that instance or another, though the lease ran out meanwhile.
+func TestRunRetriesRecordingAReport(t *testing.T) {
+	store := &failingMarks{Store: NewMemoryStore(0), fails: 5}
+	rc := newReportCase(t, store, 2, TrackerOptions{Lease: 2 * time.Second}, func(context.Context, *Outcome) error { return nil })
+	id := rc.settled("markfails1")
+	rc.advanceUntil(500*time.Millisecond, 200, func() bool { return rc.reported(id) })
+	for range 20 { // leases end; no instance reports it again
+		rc.clock.Advance(time.Second)
+		select {
+		case got := <-rc.called:
+			t.Fatalf("%s reported again", got)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	assert.Equal(t, 1, rc.callsOf(id), "reported once")
+	store.mu.Lock()
+	assert.Greater(t, store.calls, store.fails, "recorded once the store took it")
+	store.mu.Unlock()
+}
+
+// The claim of a report is renewed while OnOutcome runs: a call that lasts ten leases
+// is not made again by another instance meanwhile.
+func TestRunRenewsTheClaimOfAReport(t *testing.T) {
+	release := make(chan struct{})
+	rc := newReportCase(t, NewMemoryStore(0), 3, TrackerOptions{Lease: time.Minute}, func(ctx context.Context, o *Outcome) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return ctx.Err()
+	})
+	id := rc.settled("slowreport1")
+	rc.advanceUntil(time.Second, 10, func() bool { return rc.callsOf(id) == 1 })
+	for range 60 { // ten minutes, ten leases
+		rc.clock.Advance(10 * time.Second)
+		select {
+		case got := <-rc.called:
+			t.Fatalf("%s reported again while the first call ran", got)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	close(release)
+	rc.advanceUntil(time.Second, 100, func() bool { return rc.reported(id) })
+	assert.Equal(t, 1, rc.callsOf(id))
+}
+
+// One OnOutcome call that does not return holds up neither the other reports nor the
+// status checks of the instance that made it.
+func TestRunASlowOnOutcomeStallsNothing(t *testing.T) {
+	forGood := make(chan struct{})
+	t.Cleanup(func() { close(forGood) })
+	rc := newReportCase(t, NewMemoryStore(0), 1, TrackerOptions{ReportConcurrency: 2, CallbackWait: 10 * time.Second}, func(ctx context.Context, o *Outcome) error {
+		if strings.HasSuffix(o.ID, "/stuck1") {
+			<-forGood
+		}
+		return nil
+	})
+	stuck := rc.settled("stuck1")
+	rc.advanceUntil(time.Second, 10, func() bool { return rc.callsOf(stuck) == 1 })
+
+	var others []string
+	for i := range 10 {
+		others = append(others, rc.settled(fmt.Sprintf("other%d", i)))
+	}
+	registerStatus(t, rc.mock, "/v1/payments/payout4075", "confirm/send_status_payout4075.json")
+	require.NoError(t, rc.trs[0].Track(context.Background(), KindSend, "payout4075"))
+	rc.advanceUntil(5*time.Second, 200, func() bool {
+		for _, id := range others {
+			if !rc.reported(id) {
+				return false
+			}
+		}
+		e, err := rc.store.Get(context.Background(), MovementKey{Callback: EventKindPayout, ClientReference: "payout4075"})
+		return err == nil && e.Final != nil
+	})
+	assert.False(t, rc.reported(stuck), "the stuck call is still under way")
 }
