@@ -68,7 +68,7 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
 			}
 			for _, s := range unreported {
-				reports.start(func() { t.report(ctx, s, now.Add(lease)) })
+				reports.start(s.ID, func() { t.report(ctx, s, now.Add(lease)) })
 			}
 			more = more || len(unreported) == runBatch
 			if len(unreported) < n {
@@ -133,25 +133,37 @@ type reporter struct {
 	slots chan struct{}
 	wg    sync.WaitGroup
 
-	mu    sync.Mutex
-	freed chan struct{} // closed when a call ends, then replaced
+	mu       sync.Mutex
+	freed    chan struct{}   // closed when a call ends, then replaced
+	inFlight map[string]bool // the outcome ids being reported
 }
 
 func newReporter(limit int) *reporter {
-	return &reporter{slots: make(chan struct{}, limit), freed: make(chan struct{})}
+	return &reporter{slots: make(chan struct{}, limit), freed: make(chan struct{}), inFlight: map[string]bool{}}
 }
 
 // free is how many more calls may start now.
 func (r *reporter) free() int { return cap(r.slots) - len(r.slots) }
 
-// start runs fn on a goroutine of its own, in one of the free slots.
-func (r *reporter) start(fn func()) {
+// start runs fn, the report of outcome id, on a goroutine of its own, in one of the
+// free slots, unless id is being reported already: a store may let a claim go while its
+// report is under way (a settle that changed it), and this instance makes one call of
+// an outcome at a time.
+func (r *reporter) start(id string, fn func()) {
+	r.mu.Lock()
+	busy := r.inFlight[id]
+	r.inFlight[id] = true
+	r.mu.Unlock()
+	if busy {
+		return
+	}
 	r.slots <- struct{}{}
 	r.wg.Add(1)
 	go func() {
 		defer func() {
 			<-r.slots
 			r.mu.Lock()
+			delete(r.inFlight, id)
 			close(r.freed)
 			r.freed = make(chan struct{})
 			r.mu.Unlock()
