@@ -60,7 +60,7 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 
 	if t.opts.OnOutcome != nil && ctx.Err() == nil {
 		wake = reports.ended() // before claiming, so that no call ending meanwhile is missed
-		if n := min(runBatch, reports.free()); n > 0 {
+		if n := reports.free(); n > 0 {
 			now = t.opts.Clock.Now()
 			lease := t.reportLease()
 			unreported, err := t.store.ClaimUnreported(ctx, t.opts.Owner, now, now.Add(lease), n)
@@ -68,9 +68,9 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
 			}
 			for _, s := range unreported {
-				reports.start(s.ID, func() { t.report(ctx, s, now.Add(lease)) })
+				reports.start(ctx, s.ID, func() { t.report(ctx, s, now.Add(lease)) })
 			}
-			more = more || len(unreported) == runBatch
+			more = more || (len(unreported) == n && reports.free() > 0)
 			if len(unreported) < n {
 				wake = nil // none left waiting for a free call
 			}
@@ -127,8 +127,9 @@ func (t *Tracker) release(ctx context.Context, ms []Movement) {
 	wg.Wait()
 }
 
-// reporter runs Run's OnOutcome calls beside its rounds, a limited number at once.
-// Only Run's goroutine starts calls, so a call it starts after free said so never waits.
+// reporter runs Run's OnOutcome calls beside its rounds, a limited number at once, and
+// holds at most runBatch reports taken on, so that a round claims no more than it can
+// soon start.
 type reporter struct {
 	slots chan struct{}
 	wg    sync.WaitGroup
@@ -136,39 +137,59 @@ type reporter struct {
 	mu       sync.Mutex
 	freed    chan struct{}   // closed when a call ends, then replaced
 	inFlight map[string]bool // the outcome ids being reported
+	pending  int             // reports started and not finished
 }
 
 func newReporter(limit int) *reporter {
 	return &reporter{slots: make(chan struct{}, limit), freed: make(chan struct{}), inFlight: map[string]bool{}}
 }
 
-// free is how many more calls may start now.
-func (r *reporter) free() int { return cap(r.slots) - len(r.slots) }
+// free is how many more reports may be taken on now: runBatch, less those under way or
+// waiting for a slot.
+func (r *reporter) free() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return runBatch - r.pending
+}
 
-// start runs fn, the report of outcome id, on a goroutine of its own, in one of the
-// free slots, unless id is being reported already: a store may let a claim go while its
-// report is under way (a settle that changed it), and this instance makes one call of
-// an outcome at a time.
-func (r *reporter) start(id string, fn func()) {
+// start runs fn, the report of outcome id, on a goroutine of its own once one of the
+// limited slots is free (never, once ctx has ended), unless id is being reported already: a store may let a claim
+// go while its report is under way (a settle that changed it), and this instance makes
+// one call of an outcome at a time.
+func (r *reporter) start(ctx context.Context, id string, fn func()) {
 	r.mu.Lock()
 	busy := r.inFlight[id]
-	r.inFlight[id] = true
+	if !busy {
+		r.inFlight[id] = true
+		r.pending++
+	}
 	r.mu.Unlock()
 	if busy {
 		return
 	}
-	r.slots <- struct{}{}
 	r.wg.Add(1)
 	go func() {
+		held := false
 		defer func() {
-			<-r.slots
+			if held {
+				<-r.slots
+			}
 			r.mu.Lock()
 			delete(r.inFlight, id)
+			r.pending--
 			close(r.freed)
 			r.freed = make(chan struct{})
 			r.mu.Unlock()
 			r.wg.Done()
 		}()
+		select {
+		case r.slots <- struct{}{}:
+			held = true
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			return // stopping: its claim ends with its lease
+		}
 		fn()
 	}()
 }
