@@ -628,6 +628,27 @@ func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.T
 	return nil
 }
 
+// RenewReport extends owner's claim on the unreported outcome id (ReportLeaseRenewer).
+func (s *memoryStore) RenewReport(_ context.Context, id, owner string, leaseUntil time.Time) error {
+	if err := firstError(required("id", id), ValidateOwner(owner)); err != nil {
+		return err
+	}
+	if leaseUntil.IsZero() {
+		return invalid("leaseUntil", "is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() || e.reportOwner != owner {
+		return fmt.Errorf("%w: outcome %q", ErrLeaseLost, id)
+	}
+	e.reportUntil = leaseUntil
+	s.reports.set(e, true)
+	return nil
+}
+
+var _ ReportLeaseRenewer = (*memoryStore)(nil)
+
 func (s *memoryStore) Pending(context.Context) (int, time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -111,6 +111,24 @@ type TrackerOptions struct {
 	// Observer is told of callbacks received, status checks asked and outcomes settled,
 	// for metrics; nil tells no one.
 	Observer TrackerObserver
+	// StoreTimeout bounds every call the Tracker makes to Store, the writes it makes
+	// after its caller's context ended included, so that a dead connection to a shared
+	// store stalls nothing for long: a call not answered in time fails with an error
+	// matching ErrStoreTimeout, and a warning naming it is logged. Real time, not Clock.
+	// Default 10 seconds.
+	StoreTimeout time.Duration
+	// OnOutcomeTimeout bounds each OnOutcome call: its context ends then, and a call
+	// that has not returned counts as failed (it is called again later). Real time, not
+	// Clock. Default one minute.
+	OnOutcomeTimeout time.Duration
+	// ReportConcurrency is how many OnOutcome calls Run makes at once. They run beside
+	// Run's rounds, so a slow call holds up neither the other reports nor the status
+	// checks. Default RunConcurrency.
+	ReportConcurrency int
+
+	// deadline makes the contexts of StoreTimeout and OnOutcomeTimeout; tests give a
+	// fake clock's.
+	deadline deadlineFunc
 }
 
 func (o TrackerOptions) withDefaults() TrackerOptions {
@@ -136,6 +154,14 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 	}
 	if o.RunConcurrency <= 0 {
 		o.RunConcurrency = DefaultRunConcurrency
+	}
+	set(&o.StoreTimeout, DefaultStoreTimeout)
+	set(&o.OnOutcomeTimeout, DefaultOnOutcomeTimeout)
+	if o.ReportConcurrency <= 0 {
+		o.ReportConcurrency = o.RunConcurrency
+	}
+	if o.deadline == nil {
+		o.deadline = context.WithTimeout
 	}
 	if o.Clock == nil {
 		o.Clock = wallClock{}
@@ -193,7 +219,7 @@ type keyWatch struct {
 // and a disbursement account (WithDisbursementAccount) to check bank transfers.
 func NewTracker(c *Client, opts TrackerOptions) *Tracker {
 	opts = opts.withDefaults()
-	t := &Tracker{client: c, opts: opts, store: opts.Store, watches: make(map[MovementKey]*keyWatch)}
+	t := &Tracker{client: c, opts: opts, store: boundStore(opts.Store, opts), watches: make(map[MovementKey]*keyWatch)}
 	if t.store == nil {
 		t.store, t.own = newMemoryStore(opts.MaxTracked, opts.MaxBytes), true
 	}

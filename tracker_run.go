@@ -19,18 +19,26 @@ const runBatch = 100
 // instance that dies expire; asks their status checks (again with backoff while they say
 // pending, without giving up: Reconcile lists those still pending); settles the final
 // ones; and calls OnOutcome for each final outcome not yet reported, whichever instance
-// learned it, until OnOutcome returns nil. It also forgets what is older than Retention.
+// learned it, until OnOutcome returns nil. OnOutcome calls run beside the rounds,
+// ReportConcurrency at a time, under a lease renewed while they run when the store can
+// renew it (see ReportLeaseRenewer). It also forgets what is older than Retention.
 //
 // Store and status check errors are logged and tried again later; Run returns only when
-// ctx ends, with an error matching ctx's (context.Canceled or DeadlineExceeded).
+// ctx ends, with an error matching ctx's (context.Canceled or DeadlineExceeded). Every
+// store call is bounded by StoreTimeout and every OnOutcome call by OnOutcomeTimeout, so
+// Run returns soon after ctx ends whatever the network does: within StoreTimeout plus 3
+// seconds (13 seconds with the defaults). Claims it could not give back then end with
+// their lease.
 func (t *Tracker) Run(ctx context.Context) error {
+	reports := newReporter(t.opts.ReportConcurrency)
+	defer reports.wait()
 	for {
-		busy := t.runRound(ctx)
+		more, wake := t.runRound(ctx, reports)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !busy {
-			_ = t.sleepUntil(ctx, t.opts.Clock.Now().Add(t.opts.RunInterval), nil)
+		if !more {
+			_ = t.sleepUntil(ctx, t.opts.Clock.Now().Add(t.opts.RunInterval), wake)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -38,45 +46,163 @@ func (t *Tracker) Run(ctx context.Context) error {
 	}
 }
 
-// runRound does one round of Run and reports whether there may be more work at once (a
-// claim came back full).
-func (t *Tracker) runRound(ctx context.Context) bool {
+// runRound does one round of Run. It reports whether there may be more work at once (a
+// claim came back full), and a channel closed when an OnOutcome call ends if reports
+// were left unclaimed for want of a free call.
+func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, wake <-chan struct{}) {
 	now := t.opts.Clock.Now()
 	due, err := t.store.ClaimDue(ctx, t.opts.Owner, now, now.Add(t.opts.Lease), runBatch)
 	if err != nil && ctx.Err() == nil {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming overdue movements failed", slog.String("error", err.Error()))
 	}
-	t.each(len(due), func(i int) { t.check(ctx, due[i]) })
+	t.each(ctx, len(due), func(i int) { t.check(ctx, due[i]) }, func(from int) { t.release(ctx, due[from:]) })
+	more = len(due) == runBatch
 
-	var unreported []Settlement
 	if t.opts.OnOutcome != nil && ctx.Err() == nil {
-		now = t.opts.Clock.Now()
-		unreported, err = t.store.ClaimUnreported(ctx, t.opts.Owner, now, now.Add(t.opts.Lease), runBatch)
-		if err != nil && ctx.Err() == nil {
-			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
+		wake = reports.ended() // before claiming, so that no call ending meanwhile is missed
+		if n := reports.free(); n > 0 {
+			now = t.opts.Clock.Now()
+			lease := t.reportLease()
+			unreported, err := t.store.ClaimUnreported(ctx, t.opts.Owner, now, now.Add(lease), n)
+			if err != nil && ctx.Err() == nil {
+				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
+			}
+			for _, s := range unreported {
+				reports.start(ctx, s.ID, func() { t.report(ctx, s, now.Add(lease)) })
+			}
+			more = more || (len(unreported) == n && reports.free() > 0)
+			if len(unreported) < n {
+				wake = nil // none left waiting for a free call
+			}
 		}
-		t.each(len(unreported), func(i int) { t.report(ctx, unreported[i]) })
 	}
 	if ctx.Err() == nil {
 		t.purgeIfDue(ctx)
 	}
-	return len(due) == runBatch || len(unreported) == runBatch
+	return more, wake
 }
 
-// each calls fn(0..n-1), RunConcurrency at a time, and waits for all.
-func (t *Tracker) each(n int, fn func(i int)) {
+// each calls fn(0..n-1), RunConcurrency at a time, and waits for all. Once ctx has
+// ended it starts no more: it calls stopped with the first it did not start, beside the
+// calls still under way, so that the two take no longer than the longer of them.
+func (t *Tracker) each(ctx context.Context, n int, fn func(i int), stopped func(from int)) {
 	sem := make(chan struct{}, t.opts.RunConcurrency)
 	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i := range n {
-		sem <- struct{}{}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			stopped(i)
+			return
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			fn(i)
 		}()
 	}
+}
+
+// release gives back, all at once, the claims of movements Run will not check because
+// ctx ended, so that another instance may take them without waiting for their lease.
+// Each call is bounded by StoreTimeout.
+func (t *Tracker) release(ctx context.Context, ms []Movement) {
+	if len(ms) == 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := t.store.ReleaseClaim(context.WithoutCancel(ctx), m.Key(), t.opts.Owner); err != nil && !errors.Is(err, ErrLeaseLost) {
+				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: releasing a claim failed",
+					slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference), slog.String("error", err.Error()))
+			}
+		}()
+	}
 	wg.Wait()
 }
+
+// reporter runs Run's OnOutcome calls beside its rounds, a limited number at once, and
+// holds at most runBatch reports taken on, so that a round claims no more than it can
+// soon start.
+type reporter struct {
+	slots chan struct{}
+	wg    sync.WaitGroup
+
+	mu       sync.Mutex
+	freed    chan struct{}   // closed when a call ends, then replaced
+	inFlight map[string]bool // the outcome ids being reported
+	pending  int             // reports started and not finished
+}
+
+func newReporter(limit int) *reporter {
+	return &reporter{slots: make(chan struct{}, limit), freed: make(chan struct{}), inFlight: map[string]bool{}}
+}
+
+// free is how many more reports may be taken on now: runBatch, less those under way or
+// waiting for a slot.
+func (r *reporter) free() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return runBatch - r.pending
+}
+
+// start runs fn, the report of outcome id, on a goroutine of its own once one of the
+// limited slots is free (never, once ctx has ended), unless id is being reported already: a store may let a claim
+// go while its report is under way (a settle that changed it), and this instance makes
+// one call of an outcome at a time.
+func (r *reporter) start(ctx context.Context, id string, fn func()) {
+	r.mu.Lock()
+	busy := r.inFlight[id]
+	if !busy {
+		r.inFlight[id] = true
+		r.pending++
+	}
+	r.mu.Unlock()
+	if busy {
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		held := false
+		defer func() {
+			if held {
+				<-r.slots
+			}
+			r.mu.Lock()
+			delete(r.inFlight, id)
+			r.pending--
+			close(r.freed)
+			r.freed = make(chan struct{})
+			r.mu.Unlock()
+			r.wg.Done()
+		}()
+		select {
+		case r.slots <- struct{}{}:
+			held = true
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			return // stopping: its claim ends with its lease
+		}
+		fn()
+	}()
+}
+
+// ended returns a channel closed when the next call ends.
+func (r *reporter) ended() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.freed
+}
+
+// wait waits for every call started.
+func (r *reporter) wait() { r.wg.Wait() }
 
 // check asks the status check of a claimed movement and settles it or reschedules it.
 func (t *Tracker) check(ctx context.Context, m Movement) {
@@ -128,7 +254,19 @@ func (t *Tracker) backoff(attempts int) time.Duration {
 // holdClaim renews the claim on key every third of a lease, on the Clock, until the
 // returned function is called, so that a slow status check keeps its movement.
 func (t *Tracker) holdClaim(ctx context.Context, key MovementKey) (stop func()) {
+	stop, _ = t.hold(ctx, func(ctx context.Context, until time.Time) error {
+		return t.store.RenewClaim(ctx, key, t.opts.Owner, until)
+	})
+	return stop
+}
+
+// hold calls renew with the end of a new lease every third of a lease, on the Clock,
+// until stop is called or ctx ends. lost is closed when renew says ErrLeaseLost (and
+// renewal stops); any other error is tried again at the next renewal, each bounded by
+// StoreTimeout.
+func (t *Tracker) hold(ctx context.Context, renew func(ctx context.Context, until time.Time) error) (stop func(), lost <-chan struct{}) {
 	done := make(chan struct{})
+	lostCh := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -141,47 +279,131 @@ func (t *Tracker) holdClaim(ctx context.Context, key MovementKey) (stop func()) 
 				return
 			case <-t.opts.Clock.After(t.opts.Lease / 3):
 			}
-			if err := t.store.RenewClaim(ctx, key, t.opts.Owner, t.opts.Clock.Now().Add(t.opts.Lease)); err != nil {
-				return // lost: the settle or reschedule that follows says so
+			select {
+			case <-done: // a clock that wakes every waiter may wake this one after stop
+				return
+			default:
+			}
+			if err := renew(ctx, t.opts.Clock.Now().Add(t.opts.Lease)); errors.Is(err, ErrLeaseLost) {
+				close(lostCh)
+				return // the settle, reschedule or report that follows learns it too
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	return func() { close(done); wg.Wait() }, lostCh
 }
 
-// report calls OnOutcome for a claimed settlement and records the result.
-func (t *Tracker) report(ctx context.Context, s Settlement) {
+// reportLease is how long a claim of ClaimUnreported lasts: Lease, renewed while the
+// report is under way when the store can renew it; otherwise long enough for OnOutcome
+// to reach its deadline and the report to be recorded.
+func (t *Tracker) reportLease() time.Duration {
+	if renewReport(t.store) != nil {
+		return t.opts.Lease
+	}
+	return max(t.opts.Lease, t.opts.OnOutcomeTimeout+stopGrace+4*t.opts.StoreTimeout)
+}
+
+// report calls OnOutcome for a settlement claimed until until and records the result.
+func (t *Tracker) report(ctx context.Context, s Settlement, until time.Time) {
+	var lost <-chan struct{}
+	if renew := renewReport(t.store); renew != nil {
+		var stop func()
+		stop, lost = t.hold(ctx, func(ctx context.Context, until time.Time) error {
+			return renew(ctx, s.ID, t.opts.Owner, until)
+		})
+		defer stop()
+		until = time.Time{} // renewed: it ends only when lost says so
+	}
 	o := settledOutcome(&s, s.Outcome.Kind)
-	err := t.callOnOutcome(ctx, o)
-	wctx := context.WithoutCancel(ctx)
-	now := t.opts.Clock.Now()
+	finished, err := t.callOnOutcome(ctx, o)
 	if err == nil {
-		if err := t.store.MarkReported(wctx, s.ID, now); err != nil {
-			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a report failed; it will be made again",
-				slog.String("id", s.ID), slog.String("error", err.Error()))
-		}
+		t.markReported(ctx, s.ID, until, lost)
 		return
 	}
+	now := t.opts.Clock.Now()
 	next := now.Add(jitter(t.backoff(s.ReportAttempts)))
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil && finished:
 		next = now // stopping: let another instance take it at once
-	} else {
+	case ctx.Err() == nil:
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing OnOutcome failed; it will be called again",
 			slog.String("id", s.ID), slog.Int("attempts", s.ReportAttempts+1), slog.String("error", err.Error()))
 	}
-	if err := t.store.RetryReport(wctx, s.ID, t.opts.Owner, next); err != nil && !errors.Is(err, ErrLeaseLost) {
+	if err := t.store.RetryReport(context.WithoutCancel(ctx), s.ID, t.opts.Owner, next); err != nil && !errors.Is(err, ErrLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a failed report failed", slog.String("id", s.ID), slog.String("error", err.Error()))
 	}
 }
 
-// callOnOutcome calls OnOutcome, turning a panic into an error.
-func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("billing: OnOutcome panicked: %v", p)
+// markReported records that OnOutcome accepted the outcome id. MarkReported is
+// idempotent, so it is tried again, with backoff on the Clock, until the store records
+// it: a write that failed, or whose answer was lost, does not lead to a second OnOutcome
+// call. It stops when the claim is lost (lost closed) or about to end (until, when not
+// zero), and after one last try once ctx has ended; the outcome is then reported again
+// once the claim ends.
+func (t *Tracker) markReported(ctx context.Context, id string, until time.Time, lost <-chan struct{}) {
+	pause := min(time.Second, t.opts.Lease/4)
+	for attempt := 1; ; attempt++ {
+		wctx, stopping := ctx, ctx.Err() != nil
+		if stopping {
+			wctx = context.WithoutCancel(ctx)
 		}
+		err := t.store.MarkReported(wctx, id, t.opts.Clock.Now())
+		if err == nil {
+			return
+		}
+		next := t.opts.Clock.Now().Add(pause)
+		if stopping || (!until.IsZero() && !next.Add(t.opts.StoreTimeout).Before(until)) {
+			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a report failed; it will be made again",
+				slog.String("id", id), slog.Int("attempts", attempt), slog.String("error", err.Error()))
+			return
+		}
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a report failed; trying again",
+			slog.String("id", id), slog.Int("attempts", attempt), slog.String("error", err.Error()))
+		_ = t.sleepUntil(ctx, next, lost)
+		select {
+		case <-lost:
+			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: the claim of a report was lost before it was recorded; it will be made again",
+				slog.String("id", id))
+			return
+		default:
+		}
+		pause = min(2*pause, t.opts.Lease/3)
+	}
+}
+
+// callOnOutcome calls OnOutcome under OnOutcomeTimeout, turning a panic into an error.
+// finished is false when the call did not return by its deadline (or, once ctx ended,
+// within a short grace): it runs on, unobserved, and counts as failed.
+func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome) (finished bool, err error) {
+	octx, cancel := t.opts.deadline(ctx, t.opts.OnOutcomeTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- fmt.Errorf("billing: OnOutcome panicked: %v", p)
+			}
+		}()
+		done <- t.opts.OnOutcome(octx, o)
 	}()
-	return t.opts.OnOutcome(ctx, o)
+	select {
+	case err := <-done:
+		return true, err
+	case <-octx.Done():
+	}
+	if ctx.Err() == nil {
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing OnOutcome did not return within its deadline",
+			slog.String("id", o.ID), slog.Duration("timeout", t.opts.OnOutcomeTimeout))
+	}
+	// Its context has ended: give it a moment to return.
+	gctx, gcancel := t.opts.deadline(context.WithoutCancel(ctx), stopGrace)
+	defer gcancel()
+	select {
+	case err := <-done:
+		return true, err
+	case <-gctx.Done():
+	}
+	return false, fmt.Errorf("billing: OnOutcome did not return within %s: %w", t.opts.OnOutcomeTimeout, context.DeadlineExceeded)
 }
 
 // Reconcile reports the tracked movements started in [from, to): those still unsettled
