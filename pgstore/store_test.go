@@ -252,3 +252,13 @@ func BenchmarkSettle(b *testing.B) {
 		}
 	}
 }
+
+// newTestStore is the store of a test on db.
+func newTestStore(tb testing.TB, db *sql.DB) *pgstore.Store {
+	tb.Helper()
+	s, err := pgstore.New(context.Background(), db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}

@@ -176,7 +176,7 @@ func TestKilledInstanceIsResumed(t *testing.T) {
 }
 
 // freshSchemaNamed is freshSchema, also returning the schema's name for a child process.
-func freshSchemaNamed(t *testing.T) (*sql.DB, string) {
+func freshSchemaNamed(t testing.TB) (*sql.DB, string) {
 	db := freshSchema(t)
 	var schema string
 	if err := db.QueryRow(`SELECT current_schema()`).Scan(&schema); err != nil {
