@@ -68,7 +68,7 @@ func runChild(mode string) error {
 		return err
 	}
 	cfg.RuntimeParams["search_path"] = os.Getenv(childSchemaEnv)
-	store, err := pgstore.New(ctx, stdlib.OpenDB(*cfg))
+	store, err := pgstore.NewWithOptions(ctx, stdlib.OpenDB(*cfg), pgstore.Options{CallerClock: true})
 	if err != nil {
 		return err
 	}
@@ -101,10 +101,7 @@ func runChild(mode string) error {
 // sent one succeeded, once; the one never sent is never reported and stays overdue.
 func TestKilledInstanceIsResumed(t *testing.T) {
 	db, schema := freshSchemaNamed(t)
-	store, err := pgstore.New(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newTestStore(t, db)
 	srv := billingtest.NewServer(t, billingtest.WithManualClock())
 	from := srv.Now()
 	for _, mode := range []string{"tracked", "sent"} {
