@@ -75,7 +75,9 @@ type resolutions struct {
 	want     int
 }
 
-func newResolutions(b *testing.B, instances int) *resolutions {
+// newResolutions starts instances; with tx, OnOutcome is the store's OnOutcomeTx with a
+// function that writes nothing.
+func newResolutions(b *testing.B, instances int, tx bool) *resolutions {
 	srv := billingtest.NewServer(b, billingtest.WithManualClock())
 	db, schema := freshSchemaNamed(b)
 	r := &resolutions{srv: srv}
@@ -90,10 +92,14 @@ func newResolutions(b *testing.B, instances int) *resolutions {
 		if err != nil {
 			b.Fatal(err)
 		}
+		onOutcome := func(context.Context, *billing.Outcome) error { r.note(); return nil }
+		if tx {
+			onOutcome = store.OnOutcomeTx(func(context.Context, *sql.Tx, *billing.Outcome) error { r.note(); return nil })
+		}
 		tr := billing.NewTracker(srv.Client(), billing.TrackerOptions{
 			Store: store, Owner: fmt.Sprintf("instance%d", i),
 			CallbackWait: time.Millisecond, RunInterval: 10 * time.Millisecond,
-			OnOutcome: func(context.Context, *billing.Outcome) error { r.note(); return nil },
+			OnOutcome: onOutcome,
 		})
 		r.trackers = append(r.trackers, tr)
 	}
@@ -157,11 +163,18 @@ func (r *resolutions) run(b *testing.B) {
 // reports resolutions per second, the SQL statements per movement (its Track included),
 // and per 10,000 movements the bytes allocated and the live heap left after a GC.
 func BenchmarkRunResolutions(b *testing.B) {
-	for _, instances := range []int{1, 8} {
-		b.Run(fmt.Sprintf("instances=%d", instances), func(b *testing.B) {
+	for _, c := range []struct {
+		instances int
+		tx        bool
+	}{{1, false}, {8, false}, {8, true}} {
+		name := fmt.Sprintf("instances=%d", c.instances)
+		if c.tx {
+			name += "/OnOutcomeTx"
+		}
+		b.Run(name, func(b *testing.B) {
 			const n = 2000
 			stmts := newStatements(b)
-			r := newResolutions(b, instances)
+			r := newResolutions(b, c.instances, c.tx)
 			var (
 				resolved, statements int64
 				elapsed              time.Duration
@@ -207,7 +220,7 @@ func BenchmarkRunResolutions(b *testing.B) {
 func BenchmarkCallbackPath(b *testing.B) {
 	const n = 500
 	stmts := newStatements(b)
-	r := newResolutions(b, 1)
+	r := newResolutions(b, 1, false)
 	var resolved, statements int64
 	for round := 0; b.Loop(); round++ {
 		stmts.reset(b)
