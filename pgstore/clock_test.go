@@ -238,44 +238,131 @@ func TestClockSkewBetweenInstances(t *testing.T) {
 	t.Logf("on the callers' clocks: %d status checks early, %d outcomes reported twice", len(early), len(twice))
 }
 
-// On the database's clock, the times a caller gives come back to it on its own clock,
-// whatever the distance between the two: a movement tracked with a clock a year off
-// keeps its start and deadline, and is due after its callback wait on the database's.
-func TestTimesComeBackOnTheCallersClock(t *testing.T) {
-	ctx := context.Background()
-	far := time.Date(2031, 7, 1, 12, 0, 0, 0, time.UTC)
-	db := newDBClock(t, far.Add(-365*24*time.Hour))
-	store, err := pgstore.NewWithOptions(ctx, db.open(), pgstore.Options{Clock: fixedClock{far}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := billing.Movement{Kind: billing.KindReceive, ClientReference: "far1", StartedAt: far, Deadline: far.Add(5 * time.Minute)}
-	got, created, err := store.Track(ctx, m)
-	if err != nil || !created || !got.StartedAt.Equal(m.StartedAt) || !got.Deadline.Equal(m.Deadline) {
-		t.Fatalf("Track = %+v, %v, %v", got, created, err)
-	}
-	e, err := store.Get(ctx, m.Key())
-	if err != nil || !e.Movement.Deadline.Equal(m.Deadline) || !e.Movement.NextCheckAt.Equal(m.Deadline) {
-		t.Fatalf("Get = %+v, %v", e.Movement, err)
-	}
-	n, oldest, err := store.Pending(ctx)
-	if err != nil || n != 1 || !oldest.Equal(far) {
-		t.Fatalf("Pending = %d, %v, %v", n, oldest, err)
-	}
-	// A caller whose clock says the deadline has long passed claims nothing: the
-	// database's clock has not reached it.
-	if ms, err := store.ClaimDue(ctx, "x", far.Add(time.Hour), far.Add(2*time.Hour), 10); err != nil || len(ms) != 0 {
-		t.Fatalf("claimed before the database's deadline: %+v, %v", ms, err)
-	}
-	db.set(far.Add(-365*24*time.Hour + 5*time.Minute))
-	ms, err := store.ClaimDue(ctx, "x", far.Add(5*time.Minute), far.Add(6*time.Minute), 10)
-	if err != nil || len(ms) != 1 || !ms[0].LeaseUntil.Equal(far.Add(6*time.Minute)) {
-		t.Fatalf("claim at the database's deadline = %+v, %v", ms, err)
+// On the database's clock, every time a caller gives comes back to it on its own clock,
+// whatever the distance between the two (behind or ahead, by a second or by years), in
+// every field that holds one, while leases and due times follow the database's clock.
+func TestEveryTimeComesBackOnTheCallersClock(t *testing.T) {
+	base := time.Date(2028, 7, 1, 12, 0, 0, 0, time.UTC)
+	for _, offset := range []time.Duration{-10 * 365 * 24 * time.Hour, -time.Hour, -time.Second, 0, time.Second,
+		10 * time.Minute, 365 * 24 * time.Hour} {
+		t.Run(offset.String(), func(t *testing.T) {
+			ctx := context.Background()
+			db := newDBClock(t, base)
+			caller := &movingClock{at: base.Add(offset)}
+			advance := func(d time.Duration) { caller.at = caller.at.Add(d); db.set(caller.at.Add(-offset)) }
+			store, err := pgstore.NewWithOptions(ctx, db.open(), pgstore.Options{Clock: caller})
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := func(field string, got, want time.Time) {
+				t.Helper()
+				if !got.Equal(want) {
+					t.Errorf("%s = %v, want %v", field, got, want)
+				}
+			}
+			start := caller.Now()
+			m := billing.Movement{Kind: billing.KindSend, ClientReference: "times1", StartedAt: start, Deadline: start.Add(5 * time.Minute)}
+			got, _, err := store.Track(ctx, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same("Track: StartedAt", got.StartedAt, start)
+			same("Track: Deadline", got.Deadline, m.Deadline)
+			same("Track: NextCheckAt", got.NextCheckAt, m.Deadline)
+			c := billing.Callback{Key: m.Key(), DedupeKey: "payout/times1", Body: []byte(`{"a":1}`), At: start}
+			if claim, err := store.BeginCallback(ctx, c, "x", start.Add(time.Minute)); err != nil || claim != billing.CallbackClaimed {
+				t.Fatalf("BeginCallback = %v, %v", claim, err)
+			}
+			cbs, err := store.Callbacks(ctx, m.Key())
+			if err != nil || len(cbs) != 1 {
+				t.Fatalf("Callbacks = %+v, %v", cbs, err)
+			}
+			same("Callbacks: At", cbs[0].At, start)
+			same("Callbacks: LastAt", cbs[0].LastAt, start)
+			if _, oldest, err := store.Pending(ctx); err != nil {
+				t.Fatal(err)
+			} else {
+				same("Pending: oldest", oldest, start)
+			}
+
+			// A minute before the deadline on both clocks: not due, whatever the caller
+			// says its now is; then due at the deadline.
+			advance(4 * time.Minute)
+			if ms, err := store.ClaimDue(ctx, "x", caller.Now().Add(time.Hour), caller.Now().Add(2*time.Hour), 10); err != nil || len(ms) != 0 {
+				t.Fatalf("claimed before the deadline on the database's clock: %+v, %v", ms, err)
+			}
+			advance(time.Minute)
+			now := caller.Now()
+			ms, err := store.ClaimDue(ctx, "x", now, now.Add(time.Minute), 10)
+			if err != nil || len(ms) != 1 {
+				t.Fatalf("ClaimDue at the deadline = %+v, %v", ms, err)
+			}
+			same("ClaimDue: LeaseUntil", ms[0].LeaseUntil, now.Add(time.Minute))
+			same("ClaimDue: Deadline", ms[0].Deadline, m.Deadline)
+			if err := store.RenewClaim(ctx, m.Key(), "x", now.Add(2*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			e, err := store.Get(ctx, m.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			same("RenewClaim: LeaseUntil", e.Movement.LeaseUntil, now.Add(2*time.Minute))
+			if err := store.Reschedule(ctx, m.Key(), "x", now.Add(3*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			if e, err = store.Get(ctx, m.Key()); err != nil {
+				t.Fatal(err)
+			}
+			same("Reschedule: NextCheckAt", e.Movement.NextCheckAt, now.Add(3*time.Minute))
+			same("Get: StartedAt", e.Movement.StartedAt, start)
+
+			advance(time.Minute)
+			now = caller.Now()
+			st, _, err := store.Settle(ctx, m.Key(), billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: now}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same("Settle: At", st.Outcome.At, now)
+			ss, err := store.ClaimUnreported(ctx, "x", now, now.Add(time.Minute), 10)
+			if err != nil || len(ss) != 1 {
+				t.Fatalf("ClaimUnreported = %+v, %v", ss, err)
+			}
+			same("ClaimUnreported: At", ss[0].Outcome.At, now)
+			if err := store.RetryReport(ctx, st.ID, "x", now.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			if ss, err := store.ClaimUnreported(ctx, "y", now.Add(time.Hour), now.Add(2*time.Hour), 10); err != nil || len(ss) != 0 {
+				t.Fatalf("claimed before the retry on the database's clock: %+v, %v", ss, err)
+			}
+			advance(time.Minute)
+			now = caller.Now()
+			if err := store.MarkReported(ctx, st.ID, now); err != nil {
+				t.Fatal(err)
+			}
+			if e, err = store.Get(ctx, m.Key()); err != nil || e.Final == nil {
+				t.Fatalf("Get = %+v, %v", e, err)
+			}
+			same("Get: Outcome.At", e.Final.Outcome.At, st.Outcome.At)
+			same("MarkReported: ReportedAt", e.Final.ReportedAt, now)
+			r, err := store.Reconcile(ctx, start.Add(-time.Second), start.Add(time.Second), now)
+			if err != nil || len(r.StatusCheckOnly) != 1 {
+				t.Fatalf("Reconcile = %+v, %v", r, err)
+			}
+			same("Reconcile: At", r.StatusCheckOnly[0].Outcome.At, st.Outcome.At)
+			// Forgotten once reported longer ago than the caller says, on the database's
+			// clock.
+			if n, err := store.Purge(ctx, now.Add(-time.Second)); err != nil || n != 0 {
+				t.Fatalf("Purge before the report = %d, %v", n, err)
+			}
+			if n, err := store.Purge(ctx, now.Add(time.Second)); err != nil || n != 1 {
+				t.Fatalf("Purge after the report = %d, %v", n, err)
+			}
+		})
 	}
 }
 
-// fixedClock is a clock that stays at one time.
-type fixedClock struct{ at time.Time }
+// movingClock is a caller's clock that the test moves.
+type movingClock struct{ at time.Time }
 
-func (c fixedClock) Now() time.Time                     { return c.at }
-func (fixedClock) After(time.Duration) <-chan time.Time { return make(chan time.Time) }
+func (c *movingClock) Now() time.Time                     { return c.at }
+func (*movingClock) After(time.Duration) <-chan time.Time { return make(chan time.Time) }

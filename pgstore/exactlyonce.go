@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -49,7 +50,7 @@ func (s *Store) OnOutcomeTx(fn func(ctx context.Context, tx *sql.Tx, o *billing.
 			WHERE outcome_id = $2 AND kind IS NOT NULL AND reported_at IS NULL
 			RETURNING {skew}`), s.now(), o.ID).Scan(&skew)
 		switch {
-		case err == sql.ErrNoRows:
+		case errors.Is(err, sql.ErrNoRows):
 			s.fresh.put(o.ID)
 			return nil
 		case err != nil:
