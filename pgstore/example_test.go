@@ -22,7 +22,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := pgstore.New(ctx, db) // creates or migrates the tables
+	// New checks the tables' version; it creates or migrates them only if the role may
+	// (else run pgstore.Migrate with the schema's owner first).
+	store, err := pgstore.New(ctx, db)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -49,4 +51,39 @@ func Example() {
 		CallbackURL: "https://shop.example.com/callbacks"}); err != nil {
 		log.Print(err) // ErrOutcomeUnknown: Run resolves it by its status check
 	}
+}
+
+// Fulfil an order exactly once: the handler runs inside the transaction that marks the
+// outcome reported, so the order's update and the report commit together. A crash, an
+// error or a failed commit leaves both undone and Run calls the handler again; once
+// committed, no instance calls it again for that outcome. (It needs a database, so it is
+// not run here.)
+func ExampleStore_OnOutcomeTx() {
+	ctx := context.Background()
+	db, err := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := pgstore.New(ctx, db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := billing.NewClient(billing.WithBaseURL(os.Getenv("BILLING_BASE_URL")),
+		billing.WithClientCredentials(os.Getenv("BILLING_CLIENT_ID"), os.Getenv("BILLING_CLIENT_SECRET")))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fulfil := func(ctx context.Context, tx *sql.Tx, o *billing.Outcome) error {
+		state := "payment_failed"
+		if o.Succeeded() {
+			state = "paid"
+		}
+		// The merchant's own table, in the same database: written with tx, it commits
+		// with the report or not at all.
+		_, err := tx.ExecContext(ctx, `UPDATE orders SET state = $1, payment_id = $2 WHERE reference = $3`,
+			state, o.ID, o.ClientReference)
+		return err // an error rolls back the update and the report: called again later
+	}
+	tracker := billing.NewTracker(c, billing.TrackerOptions{Store: store, OnOutcome: store.OnOutcomeTx(fulfil)})
+	go func() { _ = tracker.Run(ctx) }()
 }

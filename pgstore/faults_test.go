@@ -108,7 +108,7 @@ func newFaultCluster(t *testing.T, instances int) *faultCluster {
 		calls: map[string]int{}, byRef: map[string]int{}, progress: make(chan struct{}, 1)}
 	logger := slog.New(slog.NewTextHandler(c.logs, nil))
 	for i := range instances {
-		store, err := pgstore.New(context.Background(), openThrough(t, through, schema))
+		store, err := pgstore.NewWithOptions(context.Background(), openThrough(t, through, schema), pgstore.Options{CallerClock: true})
 		if err != nil {
 			t.Fatal(err)
 		}

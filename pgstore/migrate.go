@@ -3,7 +3,10 @@ package pgstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+
+	billing "github.com/billingsdk/billing-go"
 )
 
 // migrations are the schema's versions, in order: version n is migrations[n-1]. A
@@ -75,11 +78,69 @@ var migrations = [][]string{
 	},
 }
 
-// migrate brings the tables of the connection's current schema to the last version in one
-// transaction. A transaction-scoped advisory lock, named after the schema, makes
-// instances that start together on an empty database take turns: the first creates the
-// tables, the others find them.
-func migrate(ctx context.Context, db *sql.DB) (err error) {
+// ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is
+// older than this package's and the connection's role could not migrate it (an
+// application role with only SELECT, INSERT, UPDATE and DELETE): run Migrate with a role
+// that owns the schema, then start the instances again.
+var ErrSchemaOutdated = errors.New("pgstore: the schema is older than this package's: run pgstore.Migrate with a role that owns the schema")
+
+// Version is the schema version this package reads and writes.
+func Version() int { return len(migrations) }
+
+// schemaVersion reads the schema's version with reads only: 0 when its tables are not
+// there.
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var exists bool
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass('billing_schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("pgstore: reading the schema's version: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM billing_schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("pgstore: reading the schema's version: %w", err)
+	}
+	return v, nil
+}
+
+// ensureSchema checks that the schema is this package's version, with reads only, and
+// migrates it only when it is older: a role without the right to create tables can use
+// a current schema.
+func ensureSchema(ctx context.Context, db *sql.DB) error {
+	v, err := schemaVersion(ctx, db)
+	switch {
+	case err != nil:
+		return err
+	case v == len(migrations):
+		return nil
+	case v > len(migrations):
+		return newerSchema(v)
+	}
+	if err := Migrate(ctx, db); err != nil {
+		return fmt.Errorf("%w (it is version %d, this package's %d): migrating failed: %w", ErrSchemaOutdated, v, len(migrations), err)
+	}
+	return nil
+}
+
+func newerSchema(v int) error {
+	return fmt.Errorf("pgstore: the database's schema is version %d, newer than this package's %d: upgrade the SDK", v, len(migrations))
+}
+
+// Migrate creates the store's tables in the connection's current schema, or brings them
+// to this package's version, in one transaction. Run it with a role that may create
+// tables in the schema (its owner), for instance from a deployment step, so that the
+// instances may connect with a role that only reads and writes rows (SELECT, INSERT,
+// UPDATE and DELETE on the tables). New runs it too when the schema is older and the
+// role may.
+//
+// A transaction-scoped advisory lock, named after the schema, makes callers that start
+// together on an empty database take turns: the first creates the tables, the others
+// find them.
+func Migrate(ctx context.Context, db *sql.DB) (err error) {
+	if db == nil {
+		return &billing.ValidationError{Field: "db", Rule: "is required"}
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
@@ -106,7 +167,7 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		return fmt.Errorf("pgstore: migrating: reading the version: %w", err)
 	}
 	if current > len(migrations) {
-		return fmt.Errorf("pgstore: the database's schema is version %d, newer than this package's %d: upgrade the SDK", current, len(migrations))
+		return newerSchema(current)
 	}
 	for v := current + 1; v <= len(migrations); v++ {
 		for _, stmt := range migrations[v-1] {

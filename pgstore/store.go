@@ -10,8 +10,18 @@
 //	tracker := billing.NewTracker(client, billing.TrackerOptions{Store: store})
 //
 // The tables (billing_movements, billing_callbacks, billing_callback_dedupe and
-// billing_schema_migrations) live in the connection's current schema. Times are those
-// of the Tracker's clock, given as parameters: the database's own clock is never read.
+// billing_schema_migrations) live in the connection's current schema. Migrate creates
+// them, with a role that owns the schema; New then needs only SELECT, INSERT, UPDATE and
+// DELETE on them (it migrates itself when the schema is older and its role may).
+//
+// Leases and due times are compared on the database's clock, now() in SQL, so that
+// instances whose clocks disagree neither check a movement before its callback wait
+// nor report an outcome twice: each call carries the times of its Tracker's clock, and
+// the store keeps their distance to the caller's now, applied to the database's now().
+// Tests that drive every instance with one manual clock set Options.CallerClock.
+//
+// OnOutcomeTx runs a merchant's handler in the transaction that marks an outcome
+// reported: the merchant's writes and the report commit together, exactly once.
 package pgstore
 
 import (
@@ -20,40 +30,139 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
 )
 
+// Options configure a Store.
+type Options struct {
+	// Clock is the clock of the Trackers using the store. The store reads it for the
+	// calls that carry no time of their own (RenewClaim, Reschedule, RetryReport, Settle,
+	// Get, ...), to know how far ahead of the caller's now the times they give lie. Nil
+	// is the wall clock, the Tracker's default: give the Tracker's Clock when it has
+	// another.
+	Clock billing.Clock
+	// CallerClock compares leases and due times on the times the callers give, as they
+	// are, instead of on the database's clock. It is for tests that drive every instance
+	// with one manual clock (billingtest's), which the database's now() does not follow:
+	// instances whose clocks disagree would check movements early and report outcomes
+	// twice.
+	CallerClock bool
+}
+
 // Store is a billing.Store on PostgreSQL, safe for use by many goroutines and many
 // instances on one database. Claims lock rows with SELECT ... FOR UPDATE SKIP LOCKED in
 // the statement that leases them, so instances never wait on each other's claims.
 type Store struct {
-	db *sql.DB
+	db    *sql.DB
+	opts  Options
+	sql   sync.Map // statement template: the statement, with the clock in place
+	fresh freshReports
 }
 
 var _ billing.Store = (*Store)(nil)
 
-// New returns the store on db, creating or migrating its tables first. Several
-// instances may call it at once on an empty database: they take turns and all succeed.
+// New returns the store on db with the default Options. It checks the schema's version
+// with reads only, and migrates it when it is older (see Migrate), which needs a role
+// that may create tables. Several instances may call it at once on an empty database:
+// they take turns and all succeed. An older schema that the role cannot migrate is an
+// error matching ErrSchemaOutdated.
 func New(ctx context.Context, db *sql.DB) (*Store, error) {
+	return NewWithOptions(ctx, db, Options{})
+}
+
+// NewWithOptions is New with options.
+func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if db == nil {
 		return nil, &billing.ValidationError{Field: "db", Rule: "is required"}
 	}
-	if err := migrate(ctx, db); err != nil {
+	if err := ensureSchema(ctx, db); err != nil {
 		return nil, err
 	}
-	return &Store{db: db}, nil
+	if opts.Clock == nil {
+		opts.Clock = wallClock{}
+	}
+	return &Store{db: db, opts: opts}, nil
 }
 
-// movementColumns are read by scanEntry, in its order.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                         { return time.Now() }
+func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// The clock of the statements. In every statement that reads or writes a time, $1 is
+// the caller's now, and a template names times as the caller gives them:
+//
+//	{t4}   the time of parameter $4, on the store's clock: now() + ($4 - $1)
+//	{skew} how far the store's clock is ahead of the caller's, in microseconds
+//
+// On the database's clock (the default), {t1} is now() and a lease the caller ends a
+// minute after its now ends a minute after the database's. With Options.CallerClock,
+// now() is $1 itself: {tN} is $N and the skew is 0.
+const skewTemplate = `(extract(epoch FROM now() - $1::timestamptz) * 1000000)::bigint`
+
+// q returns the statement of template for the store's clock, built once.
+func (s *Store) q(template string) string {
+	if stmt, ok := s.sql.Load(template); ok {
+		return stmt.(string)
+	}
+	var b strings.Builder
+	rest := template
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		b.WriteString(rest[:i])
+		name := rest[i+1 : i+j]
+		rest = rest[i+j+1:]
+		switch {
+		case name == "skew":
+			b.WriteString(skewTemplate)
+		case strings.HasPrefix(name, "t"):
+			n, err := strconv.Atoi(name[1:])
+			if err != nil {
+				panic("pgstore: bad statement template " + name)
+			}
+			fmt.Fprintf(&b, "(now() + ($%d::timestamptz - $1::timestamptz))", n)
+		default:
+			panic("pgstore: bad statement template " + name)
+		}
+	}
+	stmt := b.String()
+	if s.opts.CallerClock {
+		stmt = strings.ReplaceAll(stmt, "now()", "$1::timestamptz")
+	}
+	s.sql.Store(template, stmt)
+	return stmt
+}
+
+// now is the caller's now for a call that carries none.
+func (s *Store) now() time.Time { return s.opts.Clock.Now() }
+
+// movementColumns are read by scanEntry, in its order: the row, then {skew}.
 const movementColumns = `callback_kind, client_reference, kind, started_at, deadline, next_check_at, checks,
 	lease_owner, lease_until, outcome_id, state, code, transaction_id, external_transaction_id, amount,
-	charges, source, settled_at, body, by_callback, by_status_check, disagreed, reported_at, report_attempts`
+	charges, source, settled_at, body, by_callback, by_status_check, disagreed, reported_at, report_attempts, {skew}`
 
 type scanner interface{ Scan(dest ...any) error }
 
-// scanEntry reads one row of movementColumns.
+// callerTime puts t, read from the store, back on the caller's clock.
+func callerTime(t sql.NullTime, skew int64) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.Add(-time.Duration(skew) * time.Microsecond)
+}
+
+// scanEntry reads one row of movementColumns. The outcome's Event is left nil: the
+// Tracker derives it from the outcome's fields, and Body keeps the callback for audit.
 func scanEntry(row scanner) (billing.Entry, error) {
 	var (
 		key                                          billing.MovementKey
@@ -62,13 +171,13 @@ func scanEntry(row scanner) (billing.Entry, error) {
 		reported                                     sql.NullTime
 		checks, attempts                             int
 		code, txID, extTxID                          string
-		amount, charges                              int64
+		amount, charges, skew                        int64
 		body                                         []byte
 		byCallback, byStatusCheck, disagreed         bool
 	)
 	if err := row.Scan(&key.Callback, &key.ClientReference, &kind, &started, &deadline, &next, &checks,
 		&leaseOwner, &leaseUntil, &outcomeID, &state, &code, &txID, &extTxID, &amount,
-		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts); err != nil {
+		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts, &skew); err != nil {
 		return billing.Entry{}, err
 	}
 	var e billing.Entry
@@ -77,16 +186,16 @@ func scanEntry(row scanner) (billing.Entry, error) {
 		e.Movement = billing.Movement{
 			Kind:            billing.Kind(kind.String),
 			ClientReference: key.ClientReference,
-			StartedAt:       started.Time,
-			Deadline:        deadline.Time,
-			NextCheckAt:     next.Time,
+			StartedAt:       callerTime(started, skew),
+			Deadline:        callerTime(deadline, skew),
+			NextCheckAt:     callerTime(next, skew),
 			Checks:          checks,
 			LeaseOwner:      leaseOwner.String,
-			LeaseUntil:      leaseUntil.Time,
+			LeaseUntil:      callerTime(leaseUntil, skew),
 		}
 	}
 	if outcomeID.Valid {
-		s := &billing.Settlement{
+		e.Final = &billing.Settlement{
 			ID:  outcomeID.String,
 			Key: key,
 			Outcome: billing.Outcome{
@@ -99,49 +208,51 @@ func scanEntry(row scanner) (billing.Entry, error) {
 				Amount:                amount,
 				Charges:               charges,
 				Source:                billing.OutcomeSource(source.String),
-				At:                    settled.Time,
+				At:                    callerTime(settled, skew),
 			},
 			Body:           body,
 			ByCallback:     byCallback,
 			ByStatusCheck:  byStatusCheck,
 			Disagreed:      disagreed,
-			ReportedAt:     reported.Time,
+			ReportedAt:     callerTime(reported, skew),
 			ReportAttempts: attempts,
 		}
-		if len(body) > 0 {
-			// The callback was parsed before it was stored; one that no longer parses
-			// (a later SDK reads less) leaves Event nil and the bytes for audit.
-			if ev, err := billing.ParseEvent(body); err == nil {
-				s.Outcome.Event = ev
-			}
-		}
-		e.Final = s
 	}
 	return e, nil
 }
 
 func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }
 
-// Track records m, or returns the movement already tracked under its key.
+// Track records m, or returns the movement already tracked under its key, in one
+// statement. m.StartedAt is the caller's now.
 func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement, bool, error) {
 	if err := m.Validate(); err != nil {
 		return billing.Movement{}, false, err
 	}
 	key := m.Key()
 	// A row without a kind holds a callback that came before Track: it becomes tracked.
-	row := s.db.QueryRowContext(ctx, `INSERT INTO billing_movements AS m
-			(callback_kind, client_reference, kind, started_at, deadline, next_check_at)
-		VALUES ($1, $2, $3, $4, $5, $5)
-		ON CONFLICT (callback_kind, client_reference) DO UPDATE
-			SET kind = EXCLUDED.kind, started_at = EXCLUDED.started_at, deadline = EXCLUDED.deadline,
-				next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL
-			WHERE m.kind IS NULL
-		RETURNING `+movementColumns,
-		key.Callback, key.ClientReference, m.Kind, m.StartedAt, m.Deadline)
-	e, err := scanEntry(row)
+	// A row tracked already is read in the same statement; one that a concurrent Track
+	// committed after this statement began is not, and is read next.
+	row := s.db.QueryRowContext(ctx, s.q(`WITH tracked AS (
+			INSERT INTO billing_movements AS m
+				(callback_kind, client_reference, kind, started_at, deadline, next_check_at)
+			VALUES ($2, $3, $4, {t1}, {t5}, {t5})
+			ON CONFLICT (callback_kind, client_reference) DO UPDATE
+				SET kind = EXCLUDED.kind, started_at = EXCLUDED.started_at, deadline = EXCLUDED.deadline,
+					next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL
+				WHERE m.kind IS NULL
+			RETURNING `+movementColumns+`
+		)
+		SELECT true, * FROM tracked
+		UNION ALL
+		SELECT false, `+movementColumns+` FROM billing_movements
+			WHERE callback_kind = $2 AND client_reference = $3 AND NOT EXISTS (SELECT 1 FROM tracked)`),
+		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline)
+	var created bool
+	e, err := scanEntry(prefixed{row, &created})
 	switch {
 	case err == nil:
-		return e.Movement, true, nil
+		return e.Movement, created, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return billing.Movement{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
 	}
@@ -152,13 +263,21 @@ func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement
 	return e.Movement, false, nil
 }
 
+// prefixed scans one column into first before the row's others.
+type prefixed struct {
+	row   scanner
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
+
 // Get returns what the store knows of key.
 func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry, error) {
 	if err := key.Validate(); err != nil {
 		return billing.Entry{}, err
 	}
-	e, err := scanEntry(s.db.QueryRowContext(ctx, `SELECT `+movementColumns+` FROM billing_movements
-		WHERE callback_kind = $1 AND client_reference = $2`, key.Callback, key.ClientReference))
+	e, err := scanEntry(s.db.QueryRowContext(ctx, s.q(`SELECT `+movementColumns+` FROM billing_movements
+		WHERE callback_kind = $2 AND client_reference = $3`), s.now(), key.Callback, key.ClientReference))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return billing.Entry{}, nil
@@ -168,59 +287,104 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 	return e, nil
 }
 
-// Settle records the final outcome o of key by billing.MergeOutcome's rules, in one
-// transaction that holds the movement's row.
-func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.Outcome, body []byte) (_ billing.Settlement, _ bool, err error) {
-	if _, _, err := billing.MergeOutcome(nil, key, o, body); err != nil {
+// Settle records the final outcome o of key by billing.MergeOutcome's rules. The first
+// final outcome of a movement, the usual case, takes one statement that writes it only
+// if the row has none; otherwise it merges in a transaction that holds the row.
+func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool, error) {
+	first, _, err := billing.MergeOutcome(nil, key, o, body)
+	if err != nil {
 		return billing.Settlement{}, false, err
 	}
+	now := s.now()
+	// A movement purged between the two paths is settled anew: a few tries suffice.
+	for range 3 {
+		var kind sql.NullString
+		fo := first.Outcome
+		err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO billing_movements AS m
+				(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
+				 amount, charges, source, settled_at, body, by_callback, by_status_check)
+			VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {t12}, $13, $14, $15)
+			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET
+				outcome_id = EXCLUDED.outcome_id, state = EXCLUDED.state, code = EXCLUDED.code,
+				transaction_id = EXCLUDED.transaction_id, external_transaction_id = EXCLUDED.external_transaction_id,
+				amount = EXCLUDED.amount, charges = EXCLUDED.charges, source = EXCLUDED.source,
+				settled_at = EXCLUDED.settled_at, body = EXCLUDED.body, by_callback = EXCLUDED.by_callback,
+				by_status_check = EXCLUDED.by_status_check, disagreed = false, reported_at = NULL,
+				report_attempts = 0, lease_owner = NULL, lease_until = NULL, report_owner = NULL, report_until = NULL
+				WHERE m.outcome_id IS NULL
+			RETURNING m.kind`),
+			now, key.Callback, key.ClientReference, first.ID, fo.State, fo.Code, fo.TransactionID, fo.ExternalTransactionID,
+			fo.Amount, fo.Charges, fo.Source, fo.At, first.Body, first.ByCallback, first.ByStatusCheck).Scan(&kind)
+		switch {
+		case err == nil:
+			if kind.Valid {
+				first.Outcome.Kind = billing.Kind(kind.String)
+			}
+			return first, true, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		}
+		st, changed, found, err := s.settleMerging(ctx, now, key, o, body)
+		if err != nil || found {
+			return st, changed, err
+		}
+	}
+	return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: the movement kept vanishing", key.ClientReference)
+}
+
+// settleMerging merges o into the outcome key has, in a transaction that holds its row.
+// found is false when the row is gone (purged meanwhile).
+func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.MovementKey, o billing.Outcome, body []byte) (_ billing.Settlement, changed, found bool, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		return billing.Settlement{}, false, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	defer func() {
-		if err != nil {
+		if err != nil || !found {
 			_ = tx.Rollback()
 		}
 	}()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO billing_movements (callback_kind, client_reference)
-		VALUES ($1, $2) ON CONFLICT DO NOTHING`, key.Callback, key.ClientReference); err != nil {
-		return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+	e, err := scanEntry(tx.QueryRowContext(ctx, s.q(`SELECT `+movementColumns+` FROM billing_movements
+		WHERE callback_kind = $2 AND client_reference = $3 FOR UPDATE`), now, key.Callback, key.ClientReference))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return billing.Settlement{}, false, false, nil
+	case err != nil:
+		return billing.Settlement{}, false, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
-	e, err := scanEntry(tx.QueryRowContext(ctx, `SELECT `+movementColumns+` FROM billing_movements
-		WHERE callback_kind = $1 AND client_reference = $2 FOR UPDATE`, key.Callback, key.ClientReference))
-	if err != nil {
-		return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
-	}
+	found = true
 	if e.Tracked {
 		o.Kind = e.Movement.Kind
 	}
 	next, changed, err := billing.MergeOutcome(e.Final, key, o, body)
 	if err != nil {
-		return billing.Settlement{}, false, err
+		return billing.Settlement{}, false, true, err
 	}
 	no := next.Outcome
-	if _, err := tx.ExecContext(ctx, `UPDATE billing_movements SET
-			outcome_id = $3, state = $4, code = $5, transaction_id = $6, external_transaction_id = $7,
-			amount = $8, charges = $9, source = $10, settled_at = $11, body = $12,
-			by_callback = $13, by_status_check = $14, disagreed = $15, reported_at = $16,
-			report_attempts = $17, lease_owner = NULL, lease_until = NULL,
-			report_owner = CASE WHEN $18 THEN NULL ELSE report_owner END,
-			report_until = CASE WHEN $18 THEN NULL ELSE report_until END
-		WHERE callback_kind = $1 AND client_reference = $2`,
-		key.Callback, key.ClientReference, next.ID, no.State, no.Code, no.TransactionID, no.ExternalTransactionID,
+	// now() is the transaction's start in both statements, so the times read come back
+	// unchanged.
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE billing_movements SET
+			outcome_id = $4, state = $5, code = $6, transaction_id = $7, external_transaction_id = $8,
+			amount = $9, charges = $10, source = $11, settled_at = {t12}, body = $13,
+			by_callback = $14, by_status_check = $15, disagreed = $16, reported_at = {t17},
+			report_attempts = $18, lease_owner = NULL, lease_until = NULL,
+			report_owner = CASE WHEN $19 THEN NULL ELSE report_owner END,
+			report_until = CASE WHEN $19 THEN NULL ELSE report_until END
+		WHERE callback_kind = $2 AND client_reference = $3`),
+		now, key.Callback, key.ClientReference, next.ID, no.State, no.Code, no.TransactionID, no.ExternalTransactionID,
 		no.Amount, no.Charges, no.Source, no.At, next.Body,
 		next.ByCallback, next.ByStatusCheck, next.Disagreed, nullTime(next.ReportedAt),
 		next.ReportAttempts, changed); err != nil {
-		return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		return billing.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		return billing.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
-	return next, changed, nil
+	return next, changed, true, nil
 }
 
-// BeginCallback records a delivery of c and claims its handling for owner.
+// BeginCallback records a delivery of c and claims its handling for owner, in one
+// statement. c.At is the caller's now.
 func (s *Store) BeginCallback(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, error) {
 	if err := c.Validate(); err != nil {
 		return "", err
@@ -231,41 +395,37 @@ func (s *Store) BeginCallback(ctx context.Context, c billing.Callback, owner str
 	if !leaseUntil.After(c.At) {
 		return "", &billing.ValidationError{Field: "leaseUntil", Rule: "must be after the callback's time"}
 	}
-	if len(c.Body) > 0 {
-		sum := sha256.Sum256(c.Body)
-		if _, err := s.db.ExecContext(ctx, `INSERT INTO billing_callbacks AS c
+	sum := sha256.Sum256(c.Body)
+	// The body is kept once per distinct body. The claim is taken when the callback is
+	// new, or when the last handler's lease has ended (it died); otherwise the record,
+	// as it was when the statement began, says whether it was handled. A record that
+	// appeared or vanished meanwhile is another delivery at work: retry later.
+	var claimed, done sql.NullBool
+	err := s.db.QueryRowContext(ctx, s.q(`WITH kept AS (
+			INSERT INTO billing_callbacks AS c
 				(callback_kind, client_reference, body_sha256, dedupe_key, body, first_at, last_at, deliveries)
-			VALUES ($1, $2, $3, $4, $5, $6, $6, 1)
+			SELECT $2, $3, $4, $5, $6::bytea, {t1}, {t1}, 1 WHERE length($6::bytea) > 0
 			ON CONFLICT (callback_kind, client_reference, body_sha256) DO UPDATE
-				SET deliveries = c.deliveries + 1, last_at = greatest(c.last_at, EXCLUDED.last_at)`,
-			c.Key.Callback, c.Key.ClientReference, sum[:], c.DedupeKey, c.Body, c.At); err != nil {
-			return "", fmt.Errorf("pgstore: recording a callback: %w", err)
-		}
-	}
-	// Claimed when new, or when the last handler's lease has ended (it died).
-	var claimed bool
-	err := s.db.QueryRowContext(ctx, `INSERT INTO billing_callback_dedupe AS d (dedupe_key, done, owner, lease_until, at)
-		VALUES ($1, false, $2, $3, $4)
-		ON CONFLICT (dedupe_key) DO UPDATE
-			SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, at = EXCLUDED.at
-			WHERE NOT d.done AND d.lease_until <= EXCLUDED.at
-		RETURNING true`, c.DedupeKey, owner, leaseUntil, c.At).Scan(&claimed)
+				SET deliveries = c.deliveries + 1, last_at = greatest(c.last_at, EXCLUDED.last_at)
+		), claim AS (
+			INSERT INTO billing_callback_dedupe AS d (dedupe_key, done, owner, lease_until, at)
+			VALUES ($5, false, $7, {t8}, {t1})
+			ON CONFLICT (dedupe_key) DO UPDATE
+				SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, at = EXCLUDED.at
+				WHERE NOT d.done AND d.lease_until <= EXCLUDED.at
+			RETURNING true AS claimed
+		)
+		SELECT (SELECT claimed FROM claim), (SELECT done FROM billing_callback_dedupe WHERE dedupe_key = $5)`),
+		c.At, c.Key.Callback, c.Key.ClientReference, sum[:], c.DedupeKey, c.Body, owner, leaseUntil).Scan(&claimed, &done)
 	switch {
-	case err == nil:
+	case err != nil:
+		return "", fmt.Errorf("pgstore: recording a callback: %w", err)
+	case claimed.Bool:
 		return billing.CallbackClaimed, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return "", fmt.Errorf("pgstore: claiming a callback: %w", err)
-	}
-	var done bool
-	err = s.db.QueryRowContext(ctx, `SELECT done FROM billing_callback_dedupe WHERE dedupe_key = $1`, c.DedupeKey).Scan(&done)
-	switch {
-	case err == nil && done:
+	case done.Bool:
 		return billing.CallbackHandled, nil
-	case err == nil || errors.Is(err, sql.ErrNoRows):
-		// In flight, or forgotten by a failed handler just now: either way, retry later.
-		return billing.CallbackInFlight, nil
 	}
-	return "", fmt.Errorf("pgstore: claiming a callback: %w", err)
+	return billing.CallbackInFlight, nil
 }
 
 // FinishCallback ends owner's handling of dedupeKey.
@@ -273,29 +433,23 @@ func (s *Store) FinishCallback(ctx context.Context, dedupeKey, owner string, han
 	if err := billing.ValidateOwner(owner); err != nil {
 		return err
 	}
-	var res sql.Result
-	var err error
+	stmt := `DELETE FROM billing_callback_dedupe WHERE dedupe_key = $2 AND owner = $3 AND NOT done RETURNING {skew}`
 	if handled {
-		res, err = s.db.ExecContext(ctx, `UPDATE billing_callback_dedupe SET done = true, owner = NULL, lease_until = NULL, at = $3
-			WHERE dedupe_key = $1 AND owner = $2 AND NOT done`, dedupeKey, owner, now)
-	} else {
-		res, err = s.db.ExecContext(ctx, `DELETE FROM billing_callback_dedupe
-			WHERE dedupe_key = $1 AND owner = $2 AND NOT done`, dedupeKey, owner)
+		stmt = `UPDATE billing_callback_dedupe SET done = true, owner = NULL, lease_until = NULL, at = {t1}
+			WHERE dedupe_key = $2 AND owner = $3 AND NOT done RETURNING {skew}`
 	}
-	if err != nil {
-		return fmt.Errorf("pgstore: finishing callback %q: %w", dedupeKey, err)
-	}
-	return oneRow(res, fmt.Sprintf("callback %q", dedupeKey))
+	var skew int64
+	err := s.db.QueryRowContext(ctx, s.q(stmt), now, dedupeKey, owner).Scan(&skew)
+	return oneRow(err, fmt.Sprintf("callback %q", dedupeKey))
 }
 
-// oneRow turns an update that matched no row into ErrLeaseLost.
-func oneRow(res sql.Result, what string) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("pgstore: %s: %w", what, err)
-	}
-	if n == 0 {
+// oneRow turns a statement under a lease that matched no row into ErrLeaseLost.
+func oneRow(err error, what string) error {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: %s", billing.ErrLeaseLost, what)
+	case err != nil:
+		return fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	return nil
 }
@@ -306,9 +460,10 @@ func (s *Store) Callbacks(ctx context.Context, key billing.MovementKey) ([]billi
 	if key.Callback == "" || key.ClientReference == "" {
 		return nil, &billing.ValidationError{Field: "key", Rule: "needs a callback kind and a client reference"}
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT dedupe_key, body, first_at, last_at, deliveries FROM billing_callbacks
-		WHERE callback_kind = $1 AND client_reference = $2 ORDER BY first_at, body_sha256 LIMIT $3`,
-		key.Callback, key.ClientReference, billing.MaxClaim)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT dedupe_key, body, first_at, last_at, deliveries, {skew}
+		FROM billing_callbacks WHERE callback_kind = $2 AND client_reference = $3
+		ORDER BY first_at, body_sha256 LIMIT $4`),
+		s.now(), key.Callback, key.ClientReference, billing.MaxClaim)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: reading callbacks: %w", err)
 	}
@@ -316,9 +471,12 @@ func (s *Store) Callbacks(ctx context.Context, key billing.MovementKey) ([]billi
 	out := []billing.Callback{}
 	for rows.Next() {
 		c := billing.Callback{Key: key}
-		if err := rows.Scan(&c.DedupeKey, &c.Body, &c.At, &c.LastAt, &c.Deliveries); err != nil {
+		var first, last sql.NullTime
+		var skew int64
+		if err := rows.Scan(&c.DedupeKey, &c.Body, &first, &last, &c.Deliveries, &skew); err != nil {
 			return nil, fmt.Errorf("pgstore: reading callbacks: %w", err)
 		}
+		c.At, c.LastAt = callerTime(first, skew), callerTime(last, skew)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -357,16 +515,16 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 	if err != nil {
 		return nil, err
 	}
-	es, err := entries(ctx, s.db, "claiming due movements", `UPDATE billing_movements m
-		SET lease_owner = $1, lease_until = $2
+	es, err := entries(ctx, s.db, "claiming due movements", s.q(`UPDATE billing_movements m
+		SET lease_owner = $2, lease_until = {t3}
 		FROM (SELECT callback_kind AS k, client_reference AS r FROM billing_movements
-			WHERE outcome_id IS NULL AND kind IS NOT NULL AND next_check_at <= $3
-				AND (lease_until IS NULL OR lease_until <= $3)
+			WHERE outcome_id IS NULL AND kind IS NOT NULL AND next_check_at <= {t1}
+				AND (lease_until IS NULL OR lease_until <= {t1})
 			ORDER BY next_check_at
 			LIMIT $4
 			FOR UPDATE SKIP LOCKED) due
 		WHERE m.callback_kind = due.k AND m.client_reference = due.r
-		RETURNING `+movementColumns, owner, leaseUntil, now, limit)
+		RETURNING `+movementColumns), now, owner, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +535,8 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 	return out, nil
 }
 
-// claimed updates the movement key held by owner, or reports ErrLeaseLost.
+// claimed updates the movement key held by owner, or reports ErrLeaseLost. In set, $1
+// is the caller's now and args follow from $5.
 func (s *Store) claimed(ctx context.Context, key billing.MovementKey, owner, set string, args ...any) error {
 	if err := key.Validate(); err != nil {
 		return err
@@ -385,20 +544,18 @@ func (s *Store) claimed(ctx context.Context, key billing.MovementKey, owner, set
 	if err := billing.ValidateOwner(owner); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE billing_movements SET `+set+`
-		WHERE callback_kind = $1 AND client_reference = $2 AND lease_owner = $3
-			AND outcome_id IS NULL AND kind IS NOT NULL`,
-		append([]any{key.Callback, key.ClientReference, owner}, args...)...)
-	what := fmt.Sprintf("movement %s %q", key.Callback, key.ClientReference)
-	if err != nil {
-		return fmt.Errorf("pgstore: %s: %w", what, err)
-	}
-	return oneRow(res, what)
+	var skew int64
+	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements SET `+set+`
+		WHERE callback_kind = $2 AND client_reference = $3 AND lease_owner = $4
+			AND outcome_id IS NULL AND kind IS NOT NULL
+		RETURNING {skew}`),
+		append([]any{s.now(), key.Callback, key.ClientReference, owner}, args...)...).Scan(&skew)
+	return oneRow(err, fmt.Sprintf("movement %s %q", key.Callback, key.ClientReference))
 }
 
 // RenewClaim extends owner's claim on key.
 func (s *Store) RenewClaim(ctx context.Context, key billing.MovementKey, owner string, leaseUntil time.Time) error {
-	return s.claimed(ctx, key, owner, `lease_until = $4`, leaseUntil)
+	return s.claimed(ctx, key, owner, `lease_until = {t5}`, leaseUntil)
 }
 
 // Reschedule counts a check that left key pending, sets its next and releases the claim.
@@ -406,7 +563,7 @@ func (s *Store) Reschedule(ctx context.Context, key billing.MovementKey, owner s
 	if next.IsZero() {
 		return &billing.ValidationError{Field: "next", Rule: "is required"}
 	}
-	return s.claimed(ctx, key, owner, `next_check_at = $4, checks = checks + 1, lease_owner = NULL, lease_until = NULL`, next)
+	return s.claimed(ctx, key, owner, `next_check_at = {t5}, checks = checks + 1, lease_owner = NULL, lease_until = NULL`, next)
 }
 
 // ReleaseClaim gives back owner's claim on key.
@@ -420,16 +577,16 @@ func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUnt
 	if err != nil {
 		return nil, err
 	}
-	es, err := entries(ctx, s.db, "claiming unreported outcomes", `UPDATE billing_movements m
-		SET report_owner = $1, report_until = $2
+	es, err := entries(ctx, s.db, "claiming unreported outcomes", s.q(`UPDATE billing_movements m
+		SET report_owner = $2, report_until = {t3}
 		FROM (SELECT callback_kind AS k, client_reference AS r FROM billing_movements
 			WHERE outcome_id IS NOT NULL AND kind IS NOT NULL AND reported_at IS NULL
-				AND (report_until IS NULL OR report_until <= $3)
+				AND (report_until IS NULL OR report_until <= {t1})
 			ORDER BY settled_at
 			LIMIT $4
 			FOR UPDATE SKIP LOCKED) due
 		WHERE m.callback_kind = due.k AND m.client_reference = due.r
-		RETURNING `+movementColumns, owner, leaseUntil, now, limit)
+		RETURNING `+movementColumns), now, owner, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -440,7 +597,8 @@ func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUnt
 	return out, nil
 }
 
-// MarkReported records that the outcome id was reported.
+// MarkReported records that the outcome id was reported. After an OnOutcomeTx handler
+// of this store marked it in its own transaction, it runs no statement.
 func (s *Store) MarkReported(ctx context.Context, id string, now time.Time) error {
 	if id == "" {
 		return &billing.ValidationError{Field: "id", Rule: "is required"}
@@ -448,9 +606,12 @@ func (s *Store) MarkReported(ctx context.Context, id string, now time.Time) erro
 	if now.IsZero() {
 		return &billing.ValidationError{Field: "now", Rule: "is required"}
 	}
-	if _, err := s.db.ExecContext(ctx, `UPDATE billing_movements
-		SET reported_at = $2, report_owner = NULL, report_until = NULL
-		WHERE outcome_id = $1 AND kind IS NOT NULL AND reported_at IS NULL`, id, now); err != nil {
+	if s.fresh.take(id) {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE billing_movements
+		SET reported_at = {t1}, report_owner = NULL, report_until = NULL
+		WHERE outcome_id = $2 AND kind IS NOT NULL AND reported_at IS NULL`), now, id); err != nil {
 		return fmt.Errorf("pgstore: marking %q reported: %w", id, err)
 	}
 	return nil
@@ -467,47 +628,47 @@ func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time)
 	if at.IsZero() {
 		return &billing.ValidationError{Field: "at", Rule: "is required"}
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE billing_movements
-		SET report_attempts = report_attempts + 1, report_owner = NULL, report_until = $3
-		WHERE outcome_id = $1 AND report_owner = $2 AND kind IS NOT NULL AND reported_at IS NULL`, id, owner, at)
-	if err != nil {
-		return fmt.Errorf("pgstore: retrying the report of %q: %w", id, err)
-	}
-	return oneRow(res, fmt.Sprintf("outcome %q", id))
+	var skew int64
+	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements
+		SET report_attempts = report_attempts + 1, report_owner = NULL, report_until = {t4}
+		WHERE outcome_id = $2 AND report_owner = $3 AND kind IS NOT NULL AND reported_at IS NULL
+		RETURNING {skew}`), s.now(), id, owner, at).Scan(&skew)
+	return oneRow(err, fmt.Sprintf("outcome %q", id))
 }
 
-// Reconcile reports the tracked movements started in [from, to) that need a look.
 // Pending counts the tracked, unsettled movements and finds when the oldest started.
 func (s *Store) Pending(ctx context.Context) (int, time.Time, error) {
 	var (
 		count  int
 		oldest sql.NullTime
+		skew   int64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT count(*), min(started_at) FROM billing_movements
-		WHERE outcome_id IS NULL AND kind IS NOT NULL`).Scan(&count, &oldest)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*), min(started_at), {skew} FROM billing_movements
+		WHERE outcome_id IS NULL AND kind IS NOT NULL`), s.now()).Scan(&count, &oldest, &skew)
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("pgstore: counting pending movements: %w", err)
 	}
-	return count, oldest.Time, nil
+	return count, callerTime(oldest, skew), nil
 }
 
+// Reconcile reports the tracked movements started in [from, to) that need a look.
 func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing.Reconciliation, error) {
 	if !from.Before(to) {
 		return billing.Reconciliation{}, &billing.ValidationError{Field: "to", Rule: "must be after from"}
 	}
-	const window = `kind IS NOT NULL AND started_at >= $1 AND started_at < $2`
+	const window = `kind IS NOT NULL AND started_at >= {t2} AND started_at < {t3}`
 	const order = ` ORDER BY started_at, client_reference`
 	var r billing.Reconciliation
-	es, err := entries(ctx, s.db, "reconciling", `SELECT `+movementColumns+` FROM billing_movements
-		WHERE `+window+` AND outcome_id IS NULL AND deadline < $3`+order, from, to, now)
+	es, err := entries(ctx, s.db, "reconciling", s.q(`SELECT `+movementColumns+` FROM billing_movements
+		WHERE `+window+` AND outcome_id IS NULL AND deadline < {t1}`+order), now, from, to)
 	if err != nil {
 		return r, err
 	}
 	for _, e := range es {
 		r.Overdue = append(r.Overdue, e.Movement)
 	}
-	es, err = entries(ctx, s.db, "reconciling", `SELECT `+movementColumns+` FROM billing_movements
-		WHERE `+window+` AND outcome_id IS NOT NULL AND (disagreed OR (by_status_check AND NOT by_callback))`+order, from, to)
+	es, err = entries(ctx, s.db, "reconciling", s.q(`SELECT `+movementColumns+` FROM billing_movements
+		WHERE `+window+` AND outcome_id IS NOT NULL AND (disagreed OR (by_status_check AND NOT by_callback))`+order), now, from, to)
 	if err != nil {
 		return r, err
 	}
@@ -526,6 +687,7 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) 
 	if before.IsZero() {
 		return 0, &billing.ValidationError{Field: "before", Rule: "is required"}
 	}
+	now := s.now()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: purging: %w", err)
@@ -536,26 +698,26 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) 
 		}
 	}()
 	var n int
-	if err := tx.QueryRowContext(ctx, `WITH gone AS (
+	if err := tx.QueryRowContext(ctx, s.q(`WITH gone AS (
 			DELETE FROM billing_movements
 			WHERE outcome_id IS NOT NULL AND (reported_at IS NOT NULL OR kind IS NULL)
-				AND coalesce(reported_at, settled_at) < $1
+				AND coalesce(reported_at, settled_at) < {t2}
 			RETURNING callback_kind, client_reference
 		), bodies AS (
 			DELETE FROM billing_callbacks c USING gone g
 			WHERE c.callback_kind = g.callback_kind AND c.client_reference = g.client_reference
 		)
-		SELECT count(*) FROM gone`, before).Scan(&n); err != nil {
+		SELECT count(*) FROM gone`), now, before).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pgstore: purging movements: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM billing_callback_dedupe
-		WHERE CASE WHEN done THEN at < $1 ELSE lease_until < $1 END`, before); err != nil {
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM billing_callback_dedupe
+		WHERE CASE WHEN done THEN at < {t2} ELSE lease_until < {t2} END`), now, before); err != nil {
 		return 0, fmt.Errorf("pgstore: purging callback records: %w", err)
 	}
 	// Bodies delivered for references nobody tracks or settles.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM billing_callbacks c WHERE last_at < $1
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM billing_callbacks c WHERE last_at < {t2}
 		AND NOT EXISTS (SELECT 1 FROM billing_movements m
-			WHERE m.callback_kind = c.callback_kind AND m.client_reference = c.client_reference)`, before); err != nil {
+			WHERE m.callback_kind = c.callback_kind AND m.client_reference = c.client_reference)`), now, before); err != nil {
 		return 0, fmt.Errorf("pgstore: purging callbacks: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -70,11 +70,7 @@ func freshSchema(t testing.TB) *sql.DB {
 
 func newStore(t testing.TB) *pgstore.Store {
 	t.Helper()
-	s, err := pgstore.New(context.Background(), freshSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return newTestStore(t, freshSchema(t))
 }
 
 func TestStoreConformance(t *testing.T) {
@@ -135,14 +131,7 @@ func TestNewRefusesANewerSchema(t *testing.T) {
 func TestTwoInstancesShareOneDatabase(t *testing.T) {
 	db := freshSchema(t)
 	ctx := context.Background()
-	a, err := pgstore.New(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := pgstore.New(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := newTestStore(t, db), newTestStore(t, db)
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	m := billing.Movement{Kind: billing.KindSend, ClientReference: "shared1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 	if _, _, err := a.Track(ctx, m); err != nil {
@@ -250,5 +239,44 @@ func BenchmarkSettle(b *testing.B) {
 		if _, _, err := s.Settle(ctx, keys[i], o, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// newTestStore is the store of a test on db. The tests drive their instances with one
+// manual clock, which the database's now() does not follow: the store compares the
+// times they give.
+func newTestStore(tb testing.TB, db *sql.DB) *pgstore.Store {
+	tb.Helper()
+	s, err := pgstore.NewWithOptions(context.Background(), db, pgstore.Options{CallerClock: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// The raw callback that settled an outcome is kept for audit, and only for audit: the
+// outcome read back is its fields, never the stored bytes parsed again as an event.
+func TestStoredCallbackIsNotParsedBack(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	body := []byte(`{"ResponseCode":"0000","Data":{"ClientReference":"audit1","TransactionId":"forged","Amount":999}}`)
+	m := billing.Movement{Kind: billing.KindReceive, ClientReference: "audit1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+	if _, _, err := s.Track(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, TransactionID: "truth", Amount: 5000, At: t0}
+	if _, _, err := s.Settle(ctx, m.Key(), o, body); err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.Get(ctx, m.Key())
+	if err != nil || e.Final == nil {
+		t.Fatalf("Get = %+v, %v", e, err)
+	}
+	if string(e.Final.Body) != string(body) {
+		t.Fatalf("kept body %q", e.Final.Body)
+	}
+	if got := e.Final.Outcome; got.Event != nil || got.TransactionID != "truth" || got.Amount != 5000 {
+		t.Fatalf("outcome read back = %+v; want its own fields and no event parsed from the body", got)
 	}
 }

@@ -68,7 +68,7 @@ func runChild(mode string) error {
 		return err
 	}
 	cfg.RuntimeParams["search_path"] = os.Getenv(childSchemaEnv)
-	store, err := pgstore.New(ctx, stdlib.OpenDB(*cfg))
+	store, err := pgstore.NewWithOptions(ctx, stdlib.OpenDB(*cfg), pgstore.Options{CallerClock: true})
 	if err != nil {
 		return err
 	}
@@ -101,10 +101,7 @@ func runChild(mode string) error {
 // sent one succeeded, once; the one never sent is never reported and stays overdue.
 func TestKilledInstanceIsResumed(t *testing.T) {
 	db, schema := freshSchemaNamed(t)
-	store, err := pgstore.New(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newTestStore(t, db)
 	srv := billingtest.NewServer(t, billingtest.WithManualClock())
 	from := srv.Now()
 	for _, mode := range []string{"tracked", "sent"} {
@@ -176,7 +173,7 @@ func TestKilledInstanceIsResumed(t *testing.T) {
 }
 
 // freshSchemaNamed is freshSchema, also returning the schema's name for a child process.
-func freshSchemaNamed(t *testing.T) (*sql.DB, string) {
+func freshSchemaNamed(t testing.TB) (*sql.DB, string) {
 	db := freshSchema(t)
 	var schema string
 	if err := db.QueryRow(`SELECT current_schema()`).Scan(&schema); err != nil {

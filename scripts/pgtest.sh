@@ -50,11 +50,14 @@ trap stop EXIT
 run_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
 	{ cat "$dir/initdb.log" >&2; exit 1; }
 # No TCP, a socket in our directory; durability is not wanted from a throwaway cluster.
+# pg_stat_statements (shipped with the server package) lets benchmarks count the
+# statements the store runs.
 run_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
-	"-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+	"-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_preload_libraries=pg_stat_statements" \
 	start >/dev/null ||
 	{ cat "$dir/server.log" >&2; exit 1; }
 run_pg "$bin/createdb" -h "$dir" -U postgres billing_test
+run_pg "$bin/psql" -h "$dir" -U postgres -d billing_test -q -c 'CREATE EXTENSION pg_stat_statements' >/dev/null
 
 url="postgres://postgres@/billing_test?host=$dir&sslmode=disable"
 export BILLING_TEST_DATABASE_URL="$url"
