@@ -65,6 +65,7 @@ type Store struct {
 }
 
 var _ billing.Store = (*Store)(nil)
+var _ billing.ReportLeaseRenewer = (*Store)(nil)
 
 // New returns the store on db with the default Options. It checks the schema's version
 // with reads only, and migrates it when it is older (see Migrate), which needs a role
@@ -633,6 +634,26 @@ func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time)
 		SET report_attempts = report_attempts + 1, report_owner = NULL, report_until = {t4}
 		WHERE outcome_id = $2 AND report_owner = $3 AND kind IS NOT NULL AND reported_at IS NULL
 		RETURNING {skew}`), s.now(), id, owner, at).Scan(&skew)
+	return oneRow(err, fmt.Sprintf("outcome %q", id))
+}
+
+// RenewReport extends owner's claim on the unreported outcome id to leaseUntil, so that
+// no other instance reports it while OnOutcome runs (billing.ReportLeaseRenewer).
+// billing.ErrLeaseLost when owner no longer holds it.
+func (s *Store) RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error {
+	if id == "" {
+		return &billing.ValidationError{Field: "id", Rule: "is required"}
+	}
+	if err := billing.ValidateOwner(owner); err != nil {
+		return err
+	}
+	if leaseUntil.IsZero() {
+		return &billing.ValidationError{Field: "leaseUntil", Rule: "is required"}
+	}
+	var skew int64
+	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements SET report_until = {t4}
+		WHERE outcome_id = $2 AND report_owner = $3 AND kind IS NOT NULL AND reported_at IS NULL
+		RETURNING {skew}`), s.now(), id, owner, leaseUntil).Scan(&skew)
 	return oneRow(err, fmt.Sprintf("outcome %q", id))
 }
 
