@@ -216,7 +216,7 @@ func testBadInput(t *testing.T, s billing.Store) {
 		_, _, err := s.Settle(ctx, k, o, nil)
 		wantValidation(t, fmt.Sprintf("Settle(%+v)", o), err)
 	}
-	_, _, err := s.Settle(ctx, billing.MovementKey{Callback: billing.EventKindPaymentSucceeded, ClientReference: "x"}, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	_, _, err := s.Settle(ctx, billing.MovementKey{Callback: billing.EventKindSubscriptionTrial, ClientReference: "x"}, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
 	wantValidation(t, "Settle of a key that is no movement's", err)
 	_, _, err = s.Settle(ctx, k, outcome(billing.EventSucceeded, billing.SourceCallback, 0), make([]byte, billing.MaxEventBytes+1))
 	wantValidation(t, "Settle with a body too large", err)
