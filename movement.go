@@ -93,7 +93,9 @@ var movements = map[Kind]movement{
 		func(ctx context.Context, c *Client, m Movement) (*Mandate, error) {
 			return c.Mandates.Status(ctx, m.ClientReference)
 		},
-		func(m *Mandate) Outcome { return Outcome{TransactionID: m.ServicePreApprovalID, named: m.ClientReferenceID} }),
+		func(m *Mandate) Outcome {
+			return Outcome{TransactionID: m.ServicePreApprovalID, named: m.ClientReferenceID}
+		}),
 		mandateEvent, maxClientReference},
 	KindCheckout: {EventKindPaymentSucceeded, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*Payment, error) {
