@@ -1,9 +1,7 @@
 package billing
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"time"
 )
 
@@ -71,27 +69,4 @@ func (t *Tracker) observeSettled(ctx context.Context, o Outcome) {
 	if t.opts.Observer != nil {
 		t.opts.Observer.OutcomeSettled(ctx, &o)
 	}
-}
-
-// checkoutGivenUp is the final outcome of a checkout whose status check, at now, is
-// past CheckoutExpiry from its creation and still says nothing final: expired when the
-// service holds the session unpaid, unknown when the service never showed it (its
-// creation's answer was lost and no session is found). It is nil otherwise, and for
-// other kinds: their status check is asked until it says.
-func (t *Tracker) checkoutGivenUp(m Movement, o *Outcome, err error, now time.Time) *Outcome {
-	if m.Kind != KindCheckout || now.Before(m.StartedAt.Add(t.opts.CheckoutExpiry)) {
-		return nil
-	}
-	given := &Outcome{Kind: m.Kind, ClientReference: m.ClientReference, ServiceReference: m.ServiceReference, Source: SourceStatusCheck}
-	switch {
-	case err == nil && o.IsPending():
-		given.State = EventExpired
-		given.TransactionID, given.ServiceReference = o.TransactionID, cmp.Or(o.ServiceReference, m.ServiceReference)
-		given.Amount, given.Currency = o.Amount, o.Currency
-	case errors.Is(err, ErrNotFound) && m.ServiceReference == "":
-		given.State = EventUnknown
-	default:
-		return nil
-	}
-	return given
 }

@@ -1,10 +1,12 @@
 package billing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // ErrAlreadyTracked is matched (errors.Is) by the error of the Tracker's Send, Receive,
@@ -164,4 +166,27 @@ func neverSent(err error) bool {
 func moveRefused(err error) bool {
 	var apiErr *APIError
 	return errors.As(err, &apiErr)
+}
+
+// checkoutGivenUp is the final outcome of a checkout whose status check, at now, is
+// past CheckoutExpiry from its creation and still says nothing final: expired when the
+// service holds the session unpaid, unknown when the service never showed it (its
+// creation's answer was lost and no session is found). It is nil otherwise, and for
+// other kinds: their status check is asked until it says.
+func (t *Tracker) checkoutGivenUp(m Movement, o *Outcome, err error, now time.Time) *Outcome {
+	if m.Kind != KindCheckout || now.Before(m.StartedAt.Add(t.opts.CheckoutExpiry)) {
+		return nil
+	}
+	given := &Outcome{Kind: m.Kind, ClientReference: m.ClientReference, ServiceReference: m.ServiceReference, Source: SourceStatusCheck}
+	switch {
+	case err == nil && o.IsPending():
+		given.State = EventExpired
+		given.TransactionID, given.ServiceReference = o.TransactionID, cmp.Or(o.ServiceReference, m.ServiceReference)
+		given.Amount, given.Currency = o.Amount, o.Currency
+	case errors.Is(err, ErrNotFound) && m.ServiceReference == "":
+		given.State = EventUnknown
+	default:
+		return nil
+	}
+	return given
 }
