@@ -267,6 +267,10 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 // A status check the service refuses (bad credentials, a missing disbursement account)
 // ends Await with that error, as does a store that cannot be read.
 //
+// A checkout still unpaid CheckoutExpiry after its creation is settled expired by the
+// status check that finds it so (unknown when the service never showed the session), as
+// Run settles it.
+//
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
 	key, err := KeyOf(kind, clientReference)
@@ -322,6 +326,9 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 		}
 		o, err := movementStatus(ctx, t.client, m)
 		t.observeStatusCheck(ctx, kind, clientReference, o, err)
+		if final := t.checkoutGivenUp(m, o, err, t.opts.Clock.Now()); final != nil && ctx.Err() == nil {
+			o, err = final, nil // as Run would settle it
+		}
 		switch {
 		case err == nil && o.IsFinal():
 			o.At = t.opts.Clock.Now()

@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -98,24 +97,12 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "session %s: %s\n", left.Reference, left.Status)
 	sandbox.Advance(24*time.Hour + time.Minute)
-	expired, err := awaitFinal(ctx, tracker, "order1043")
+	expired, err := tracker.Await(ctx, billing.KindCheckout, "order1043")
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "order1043: %s; fulfil: %t\n", expired.State, expired.Succeeded())
 	return nil
-}
-
-// awaitFinal awaits a checkout, asking again while Run has not yet settled it.
-func awaitFinal(ctx context.Context, tracker *billing.Tracker, ref string) (*billing.Outcome, error) {
-	for {
-		wait, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		o, err := tracker.Await(wait, billing.KindCheckout, ref)
-		cancel()
-		if err == nil || !errors.Is(err, billing.ErrStillPending) || ctx.Err() != nil {
-			return o, err
-		}
-	}
 }
 
 // connect returns a client for the service named by BILLING_BASE_URL, BILLING_CLIENT_ID
