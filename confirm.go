@@ -15,14 +15,14 @@ import (
 type confirmation struct {
 	// status is http.StatusOK when the status check confirms the event,
 	// http.StatusForbidden when it contradicts it, and http.StatusServiceUnavailable when
-	// it cannot tell yet (still pending, or unreachable).
+	// it cannot tell yet (still pending, unreachable, or answering about something else).
 	status int
 	// reason says why, for the log; it is never shown to the sender.
 	reason string
-	// truth is the event as the status check tells it, when confirmed.
+	// truth is the confirmed event, built from the status check alone, when confirmed.
 	truth Event
-	// outcome is the status check's outcome of a money movement, when confirmed; nil
-	// for a checkout event and for events without a status check.
+	// outcome is the status check's outcome, when a movement or checkout was confirmed;
+	// nil for events without a status check.
 	outcome *Outcome
 }
 
@@ -30,81 +30,120 @@ func refused(status int, format string, args ...any) confirmation {
 	return confirmation{status: status, reason: fmt.Sprintf(format, args...)}
 }
 
+// trackedLookup reads what a Tracker's store knows of a movement; nil for a handler
+// that tracks nothing.
+type trackedLookup func(ctx context.Context, key MovementKey) (Entry, error)
+
 // movementCallback is a callback of a money movement or a mandate: it can say what it
-// claims beyond its state, and be rewritten with what the status check says.
+// claims beyond its state, to be compared with the status check.
 type movementCallback interface {
 	Event
 	// claimed returns the amount (minor units, 0 when the callback carries none) and the
 	// service's transaction id the callback claims.
 	claimed() (amount int64, transactionID string)
-	// withTruth returns a copy of the callback carrying the status check's state, code,
-	// amounts and ids.
-	withTruth(o *Outcome) Event
 }
 
 // confirmEvent asks the status check whether ev tells the truth. Events that report no
 // final state, and events without a status check (a trial start), pass as they are: they
-// settle nothing.
-func confirmEvent(ctx context.Context, c *Client, ev Event) confirmation {
+// settle nothing. lookup, when given, says which kind a reference is tracked as: that
+// kind alone confirms it.
+func confirmEvent(ctx context.Context, c *Client, lookup trackedLookup, ev Event) confirmation {
 	if ev.State() == EventPending {
 		return confirmation{status: http.StatusOK, truth: ev}
 	}
 	switch ev := ev.(type) {
 	case *CheckoutEvent:
-		return confirmCheckout(ctx, c, ev)
+		return confirmCheckout(ctx, c, lookup, ev)
 	case movementCallback:
-		return confirmMovement(ctx, c, ev)
+		return confirmMovement(ctx, c, lookup, ev)
 	}
 	return confirmation{status: http.StatusOK, truth: ev}
 }
 
-// confirmMovement asks the status check of each kind whose callbacks have ev's shape, in
-// the order of movementKinds, until one knows the reference.
-func confirmMovement(ctx context.Context, c *Client, ev movementCallback) confirmation {
-	for _, kind := range movementKinds {
-		if callback, _ := kind.callbackKind(); callback != ev.Kind() {
-			continue
+// confirmMovement asks the status check of the kind ev's reference is tracked as or,
+// when it is not tracked, of every kind whose callbacks have ev's shape: exactly one of
+// them must know the reference. The confirmed event is built from the status check's
+// outcome by the kind's row; nothing of ev is in it.
+func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev movementCallback) confirmation {
+	kinds, _ := callbackKinds(ev.Kind())
+	m := Movement{ClientReference: ev.Reference()}
+	if lookup != nil {
+		e, err := lookup(ctx, EventKey(ev))
+		if err != nil {
+			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
 		}
-		o, err := statusOutcome(ctx, c, kind, ev.Reference())
+		if e.Tracked {
+			kinds, m = []Kind{e.Movement.Kind}, e.Movement
+		}
+	}
+	var found *Outcome
+	for _, kind := range kinds {
+		m.Kind = kind
+		o, err := movementStatus(ctx, c, m)
 		var invalidErr *ValidationError
 		switch {
 		case errors.Is(err, ErrNotFound), errors.As(err, &invalidErr):
 			continue // not this kind (or, for a bank transfer, no account to ask about)
 		case err != nil:
 			return refused(http.StatusServiceUnavailable, "the %s status check failed: %v", kind, err)
-		case o.IsPending():
-			return refused(http.StatusServiceUnavailable, "the %s status check says it is still pending", kind)
-		case o.State != ev.State():
-			return refused(http.StatusForbidden, "the %s status check says %s (code %s)", kind, o.State, o.Code)
+		case found != nil:
+			return refused(http.StatusForbidden, "ambiguous: the %s and the %s status checks both know the reference %q",
+				found.Kind, kind, ev.Reference())
 		}
-		amount, transactionID := ev.claimed()
-		switch {
-		case amount != 0 && o.Amount != 0 && amount != o.Amount:
-			return refused(http.StatusForbidden, "the callback's amount %d differs from the %s status check's %d", amount, kind, o.Amount)
-		case transactionID != "" && o.TransactionID != "" && transactionID != o.TransactionID:
-			return refused(http.StatusForbidden, "the callback's transaction id %q differs from the %s status check's %q", transactionID, kind, o.TransactionID)
-		}
-		if o.codeImplied && ev.Code() != "" {
-			// The status check confirms the state but names no reason; the callback's
-			// code for that same state is the reason.
-			o.Code, o.codeImplied = ev.Code(), false
-		}
-		o.Source, o.Event = SourceCallback, ev.withTruth(o)
-		return confirmation{status: http.StatusOK, truth: o.Event, outcome: o}
+		found = o
 	}
-	return refused(http.StatusForbidden, "no status check knows the reference %q", ev.Reference())
+	o := found
+	amount, transactionID := ev.claimed()
+	switch {
+	case o == nil:
+		return refused(http.StatusForbidden, "no status check of %v knows the reference %q", kinds, ev.Reference())
+	case o.IsPending():
+		return refused(http.StatusServiceUnavailable, "the %s status check says it is still pending", o.Kind)
+	case o.moved() != (ev.State() == EventSucceeded):
+		return refused(http.StatusForbidden, "the %s status check says %s (code %s)", o.Kind, o.State, o.Code)
+	case amount != 0 && o.Amount != 0 && amount != o.Amount:
+		return refused(http.StatusForbidden, "the callback's amount %d differs from the %s status check's %d", amount, o.Kind, o.Amount)
+	case transactionID != "" && o.TransactionID != "" && transactionID != o.TransactionID:
+		return refused(http.StatusForbidden, "the callback's transaction id %q differs from the %s status check's %q", transactionID, o.Kind, o.TransactionID)
+	}
+	o.Source = SourceCallback
+	return confirmation{status: http.StatusOK, truth: movements[o.Kind].event(o), outcome: o}
 }
 
-// confirmCheckout asks Payments.Get about a checkout event. The event handed on carries
-// the payment the service holds, so its metadata (the merchant's order) is the service's.
-func confirmCheckout(ctx context.Context, c *Client, ev *CheckoutEvent) confirmation {
-	p, err := c.Payments.Get(ctx, ev.Reference())
+// confirmCheckout asks Payments.Get about a checkout webhook: by the session's reference
+// (the spec's webhook), or by the merchant's client reference (the provider's), then by
+// the session it names. The event handed on is the payment the service holds, and the
+// outcome's client reference is the one the service's payment names (or the one the
+// service was asked by): never a field of the webhook.
+func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *CheckoutEvent) confirmation {
+	ref := ev.Reference()
+	p, err := c.Payments.Get(ctx, ref)
+	byClientReference := ev.byClientReference
+	if byClientReference && errors.Is(err, ErrNotFound) && ev.Data.Reference != "" && ev.Data.Reference != ref {
+		// A service that finds no session by client reference: ask about the session
+		// named, whose own record must then name the client reference.
+		p, err = c.Payments.Get(ctx, ev.Data.Reference)
+		byClientReference = false
+	}
 	var invalidErr *ValidationError
 	switch {
 	case errors.Is(err, ErrNotFound), errors.As(err, &invalidErr):
-		return refused(http.StatusForbidden, "the service knows no payment %q", ev.Reference())
+		return refused(http.StatusForbidden, "the service knows no payment %q", ref)
 	case err != nil:
 		return refused(http.StatusServiceUnavailable, "Payments.Get failed: %v", err)
+	}
+	o := paymentOutcome(p)
+	clientReference := o.named
+	if byClientReference && clientReference == "" {
+		clientReference = ref // the service answered for this client reference
+	}
+	switch {
+	case byClientReference && clientReference != ref:
+		return refused(http.StatusForbidden, "the payment found for %q names the client reference %q", ref, clientReference)
+	case ev.byClientReference && clientReference != "" && ev.ClientReference != clientReference:
+		return refused(http.StatusForbidden, "the webhook's client reference %q is not the payment's %q", ev.ClientReference, clientReference)
+	case ev.Data.Reference != "" && p.Reference != "" && ev.Data.Reference != p.Reference:
+		return refused(http.StatusForbidden, "the webhook names the session %q; the service's is %q", ev.Data.Reference, p.Reference)
 	case !p.IsFinal():
 		return refused(http.StatusServiceUnavailable, "the payment is still %s", p.Status)
 	case p.Status != ev.Data.Status:
@@ -116,9 +155,24 @@ func confirmCheckout(ctx context.Context, c *Client, ev *CheckoutEvent) confirma
 	case len(ev.Data.Metadata) != 0 && !reflect.DeepEqual(ev.Data.Metadata, p.Metadata):
 		return refused(http.StatusForbidden, "the webhook's metadata differs from the payment's")
 	}
-	truth := *ev
-	truth.Data = *p
-	return confirmation{status: http.StatusOK, truth: &truth}
+	o.State = EventFailed
+	if p.Succeeded() {
+		o.State = EventSucceeded
+	}
+	o.Kind, o.ClientReference, o.Source = KindCheckout, clientReference, SourceCallback
+	if key, err := KeyOf(KindCheckout, clientReference); err == nil && lookup != nil {
+		e, err := lookup(ctx, key)
+		if err != nil {
+			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
+		}
+		if e.Tracked {
+			if r := e.Movement.ServiceReference; r != "" && r != p.Reference {
+				return refused(http.StatusForbidden, "the checkout %q was created as session %q, not %q", clientReference, r, p.Reference)
+			}
+			o.judge(e.Movement)
+		}
+	}
+	return confirmation{status: http.StatusOK, truth: &CheckoutEvent{Event: EventKindPaymentSucceeded, Data: *p}, outcome: &o}
 }
 
 // confirmedKey carries a confirmed outcome from the handler to the function it calls.
@@ -140,39 +194,48 @@ func confirmedOutcome(ctx context.Context) *Outcome {
 	return o
 }
 
-func (c *TransactionCallback) claimed() (int64, string) {
-	return int64(c.Data.Amount), c.Data.TransactionID
+// UnconfirmedClaim is a webhook or callback as its unauthenticated sender wrote it: the
+// event ParseEvent read from it and its raw body. It is kept apart for audit and
+// debugging only. Nothing in it is confirmed: never act on it (fulfil, refund, pay out);
+// act on the event the handler's function receives, or on the Tracker's Outcome.
+type UnconfirmedClaim struct {
+	// Event is the claim as parsed; nil when the body parses as no event.
+	Event Event
+	// Body is the raw body.
+	Body []byte
 }
 
-func (c *TransactionCallback) withTruth(o *Outcome) Event {
-	truth := *c
-	truth.ResponseCode, truth.Message = o.Code, "success"
-	if o.Failed() {
-		truth.Message = "failed"
+// claimKey carries the claim being handled.
+type claimKey struct{}
+
+func withClaim(ctx context.Context, claim UnconfirmedClaim) context.Context {
+	return context.WithValue(ctx, claimKey{}, claim)
+}
+
+// UnconfirmedClaimFrom returns, inside a function called by the webhook handler, the
+// claim as the sender wrote it, beside the confirmed event the function received. It
+// reports false outside a handler.
+func UnconfirmedClaimFrom(ctx context.Context) (UnconfirmedClaim, bool) {
+	claim, ok := ctx.Value(claimKey{}).(UnconfirmedClaim)
+	return claim, ok
+}
+
+// Claim returns the callback kept for audit as the unconfirmed claim it is: its body
+// parsed again (Event nil when it parses as no event).
+func (c Callback) Claim() UnconfirmedClaim {
+	ev, err := ParseEvent(c.Body)
+	if err != nil {
+		ev = nil
 	}
-	d := &truth.Data
-	d.Amount, d.Charges = DecimalAmount(o.Amount), DecimalAmount(o.Charges)
-	d.TransactionID, d.ExternalTransactionID = o.TransactionID, o.ExternalTransactionID
-	return &truth
+	return UnconfirmedClaim{Event: ev, Body: c.Body}
+}
+
+func (c *TransactionCallback) claimed() (int64, string) {
+	return int64(c.Data.Amount), c.Data.TransactionID
 }
 
 func (c *PayoutCallback) claimed() (int64, string) {
 	return int64(c.Data.Amount), c.Data.TransactionID
 }
 
-func (c *PayoutCallback) withTruth(o *Outcome) Event {
-	truth := *c
-	truth.ResponseCode = o.Code
-	d := &truth.Data
-	d.Amount, d.Charges = DecimalAmount(o.Amount), DecimalAmount(o.Charges)
-	d.TransactionID, d.ExternalTransactionID = o.TransactionID, o.ExternalTransactionID
-	return &truth
-}
-
 func (c *MandateCallback) claimed() (int64, string) { return 0, c.ServicePreapprovalID }
-
-func (c *MandateCallback) withTruth(o *Outcome) Event {
-	truth := *c
-	truth.ServicePreapprovalID = o.TransactionID
-	return &truth
-}

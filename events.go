@@ -41,6 +41,16 @@ const (
 	EventFailed EventState = "failed"
 	// EventPending: not final yet; another event or the status check will say more.
 	EventPending EventState = "pending"
+
+	// The final states below are a Tracker's, never an event's.
+
+	// EventMismatched: the money moved, but not as asked: the status check's amount or
+	// currency differs from the one the movement was tracked with.
+	EventMismatched EventState = "mismatched"
+	// EventExpired: a checkout session ended unpaid; nothing moved.
+	EventExpired EventState = "expired"
+	// EventUnknown: the Tracker gave up without learning the state.
+	EventUnknown EventState = "unknown"
 )
 
 // Event is a webhook or callback payload, as returned by ParseEvent. Its concrete type
@@ -85,13 +95,24 @@ type CheckoutEvent struct {
 	ClientReference string `json:"clientReference,omitempty"`
 	// ResponseCode is the provider's webhook's code (0000); the spec's carries none.
 	ResponseCode ResponseCode `json:"responseCode,omitempty"`
+
+	// byClientReference: the provider's webhook, which names its session by the
+	// merchant's client reference.
+	byClientReference bool
 }
 
 // Kind returns EventKindPaymentSucceeded.
 func (*CheckoutEvent) Kind() EventKind { return EventKindPaymentSucceeded }
 
-// Reference returns the checkout payment's reference.
-func (e *CheckoutEvent) Reference() string { return e.Data.Reference }
+// Reference returns the reference the webhook's status check takes: the payment's
+// reference for the spec's webhook, the merchant's ClientReference for the provider's,
+// which names its session by it (its CheckoutId when it names no client reference).
+func (e *CheckoutEvent) Reference() string {
+	if e.byClientReference && e.ClientReference != "" {
+		return e.ClientReference
+	}
+	return e.Data.Reference
+}
 
 // State is EventSucceeded for a SUCCEEDED payment, EventFailed for FAILED, and
 // EventPending otherwise.
@@ -416,12 +437,13 @@ func (w *checkoutWebhookWire) event() parsedEvent {
 			Customer:          PaymentCustomer{Phone: string(d.CustomerPhoneNumber)},
 			MobileMoneyDetail: MobileMoneyDetail{Network: string(d.PaymentDetails.Channel), Phone: string(d.PaymentDetails.MobileMoneyNumber)},
 		},
-		ClientReference: string(d.ClientReference),
-		ResponseCode:    w.code(),
+		ClientReference:   string(d.ClientReference),
+		ResponseCode:      w.code(),
+		byClientReference: true,
 	}
 }
 
-func (e *CheckoutEvent) missing() string { return firstMissing("data.reference", e.Data.Reference) }
+func (e *CheckoutEvent) missing() string { return firstMissing("data.reference", e.Reference()) }
 
 func (e *SubscriptionTrialEvent) missing() string { return firstMissing("data.id", e.Data.ID) }
 

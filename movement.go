@@ -2,9 +2,12 @@ package billing
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,62 +32,153 @@ const (
 	// KindMandate is a mandate awaiting approval (Mandates.Create or Reactivate;
 	// Mandates.Status), keyed by its clientReferenceId.
 	KindMandate Kind = "mandate"
+	// KindCheckout is a hosted checkout session (Payments.CreateCheckout; Payments.Get),
+	// keyed by the merchant's CheckoutParams.ClientReference. Its status check asks
+	// Payments.Get about the session's reference once the Tracker knows it, else about
+	// the client reference.
+	KindCheckout Kind = "checkout"
 )
 
 // movement is one row of the table: what the SDK knows of a kind of money movement.
 type movement struct {
-	// callback is the shape of the kind's callbacks; two kinds share each shape
-	// (receive and direct debit, send and send-to-bank).
+	// callback is the shape of the kind's callbacks; two kinds share each of the
+	// transaction and payout shapes (receive and direct debit, send and send-to-bank).
 	callback EventKind
-	// status asks the kind's status check about a client reference and reads its answer
-	// as an Outcome (Kind, ClientReference, Source and At left to the caller).
-	status func(ctx context.Context, c *Client, clientReference string) (*Outcome, error)
+	// status asks the kind's status check about the movement and reads its answer as an
+	// Outcome (Kind, ClientReference, Source and At left to the caller), with named set
+	// to the client reference the answer names, when it names one.
+	status func(ctx context.Context, c *Client, m Movement) (*Outcome, error)
+	// event builds the confirmed event of a final outcome from the outcome's own fields:
+	// what the status check and the movement's record say, nothing a callback claimed.
+	event func(o *Outcome) Event
+	// maxReference bounds the reference its callbacks name.
+	maxReference int
 }
 
 // movements is the table, one row a kind.
 var movements = map[Kind]movement{
 	KindReceive: {EventKindTransaction, statusOf(
-		func(ctx context.Context, c *Client, ref string) (*ReceiveTransaction, error) {
-			return c.Payments.ReceiveStatus(ctx, ref)
+		func(ctx context.Context, c *Client, m Movement) (*ReceiveTransaction, error) {
+			return c.Payments.ReceiveStatus(ctx, m.ClientReference)
 		},
 		func(r *ReceiveTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: r.Amount, Charges: r.Charges}
-		})},
+				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference}
+		}), transactionEvent, maxClientReference},
 	KindDirectDebit: {EventKindTransaction, statusOf(
-		func(ctx context.Context, c *Client, ref string) (*DirectDebitTransaction, error) {
-			return c.Mandates.ChargeStatus(ctx, ref)
+		func(ctx context.Context, c *Client, m Movement) (*DirectDebitTransaction, error) {
+			return c.Mandates.ChargeStatus(ctx, m.ClientReference)
 		},
 		func(r *DirectDebitTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: int64(r.Amount), Charges: int64(r.Charges)}
-		})},
+				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference}
+		}), transactionEvent, maxClientReference},
 	KindSend: {EventKindPayout, statusOf(
-		func(ctx context.Context, c *Client, ref string) (*SendTransaction, error) {
-			return c.Payouts.SendStatus(ctx, ref)
+		func(ctx context.Context, c *Client, m Movement) (*SendTransaction, error) {
+			return c.Payouts.SendStatus(ctx, m.ClientReference)
 		},
 		func(r *SendTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, codeImplied: r.codeImplied, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
-				Amount: r.Amount, Charges: r.Fees}
-		})},
+				Amount: r.Amount, Charges: r.Fees, named: r.ClientReference}
+		}), payoutEvent, maxClientReference},
 	KindBankTransfer: {EventKindPayout, statusOf(
-		func(ctx context.Context, c *Client, ref string) (*BankTransferTransaction, error) {
-			return c.Payouts.BankTransferStatus(ctx, &BankTransferStatusParams{ClientReference: ref})
+		func(ctx context.Context, c *Client, m Movement) (*BankTransferTransaction, error) {
+			return c.Payouts.BankTransferStatus(ctx, &BankTransferStatusParams{ClientReference: m.ClientReference})
 		},
 		func(r *BankTransferTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, codeImplied: r.codeImplied, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
-				Amount: int64(r.Amount), Charges: int64(r.Fees)}
-		})},
+				Amount: int64(r.Amount), Charges: int64(r.Fees), named: r.ClientReference}
+		}), payoutEvent, maxClientReference},
 	KindMandate: {EventKindMandate, statusOf(
-		func(ctx context.Context, c *Client, ref string) (*Mandate, error) {
-			return c.Mandates.Status(ctx, ref)
+		func(ctx context.Context, c *Client, m Movement) (*Mandate, error) {
+			return c.Mandates.Status(ctx, m.ClientReference)
 		},
-		func(m *Mandate) Outcome { return Outcome{TransactionID: m.ServicePreApprovalID} })},
+		func(m *Mandate) Outcome {
+			return Outcome{TransactionID: m.ServicePreApprovalID, named: m.ClientReferenceID}
+		}),
+		mandateEvent, maxClientReference},
+	KindCheckout: {EventKindPaymentSucceeded, statusOf(
+		func(ctx context.Context, c *Client, m Movement) (*Payment, error) {
+			return c.Payments.Get(ctx, cmp.Or(m.ServiceReference, m.ClientReference))
+		}, paymentOutcome), checkoutEvent, maxServiceReference},
 }
 
-// movementKinds lists every kind, in the order the webhook confirmation asks their
-// status checks about a callback whose shape two kinds share.
-var movementKinds = []Kind{KindReceive, KindDirectDebit, KindSend, KindBankTransfer, KindMandate}
+// movementKinds lists every kind, in a fixed order.
+var movementKinds = []Kind{KindReceive, KindDirectDebit, KindSend, KindBankTransfer, KindMandate, KindCheckout}
+
+// paymentOutcome reads a checkout payment as an Outcome: TransactionID is the payment's
+// id, ServiceReference the session's reference, Charges its fee.
+func paymentOutcome(p *Payment) Outcome {
+	named, _ := p.Metadata["clientReference"].(string)
+	return Outcome{TransactionID: p.ID, ServiceReference: p.Reference, Amount: p.Amount, Charges: p.Fee, Currency: p.Currency, named: named}
+}
+
+// transactionEvent is the confirmed transaction callback of a receive or a direct debit.
+func transactionEvent(o *Outcome) Event {
+	message := "success"
+	if !o.moved() {
+		message = "failed"
+	}
+	return &TransactionCallback{ResponseCode: o.Code, Message: message, Data: TransactionCallbackData{
+		Amount: DecimalAmount(o.Amount), Charges: DecimalAmount(o.Charges), ClientReference: o.ClientReference,
+		TransactionID: o.TransactionID, ExternalTransactionID: o.ExternalTransactionID,
+	}}
+}
+
+// payoutEvent is the confirmed payout callback of a send or a send-to-bank.
+func payoutEvent(o *Outcome) Event {
+	return &PayoutCallback{ResponseCode: o.Code, Data: PayoutCallbackData{
+		Amount: DecimalAmount(o.Amount), Charges: DecimalAmount(o.Charges), ClientReference: o.ClientReference,
+		TransactionID: o.TransactionID, ExternalTransactionID: o.ExternalTransactionID,
+	}}
+}
+
+// mandateEvent is the confirmed mandate callback: approved or failed, as the status check
+// said.
+func mandateEvent(o *Outcome) Event {
+	status := MandateStatusFailed
+	if o.moved() {
+		status = MandateStatusApproved
+	}
+	return &MandateCallback{PreapprovalStatus: status, ServicePreapprovalID: o.TransactionID, ClientReferenceID: o.ClientReference}
+}
+
+// checkoutEvent is the confirmed checkout webhook: the payment as the outcome holds it.
+// The handler hands on the whole payment Payments.Get returned instead, when it has it.
+func checkoutEvent(o *Outcome) Event {
+	status := PaymentStatusFailed
+	if o.moved() {
+		status = PaymentStatusSucceeded
+	}
+	p := Payment{ID: o.TransactionID, Reference: o.ServiceReference, Status: status, Amount: o.Amount, Currency: o.Currency, Fee: o.Charges}
+	if o.ClientReference != "" {
+		p.Metadata = Metadata{"clientReference": o.ClientReference}
+	}
+	return &CheckoutEvent{Event: EventKindPaymentSucceeded, Data: p}
+}
+
+// derivedEvent is the confirmed event of an outcome settled by a callback, built from the
+// outcome's fields by its kind's row (the row of the first kind of its callback shape
+// when the kind is not known: rows sharing a shape build the same event). It is nil for
+// an outcome no callback settled, and for the states no event reports.
+func derivedEvent(o *Outcome, callback EventKind) Event {
+	if o.Source != SourceCallback || !(o.moved() || o.State == EventFailed) {
+		return nil
+	}
+	m, ok := movements[o.Kind]
+	if !ok {
+		for _, kind := range movementKinds {
+			if movements[kind].callback == callback {
+				m, ok = movements[kind], true
+				break
+			}
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return m.event(o)
+}
 
 // statusResult is what every status-check result says of its state.
 type statusResult interface {
@@ -94,9 +188,9 @@ type statusResult interface {
 
 // statusOf builds a row's status function from its status check and the reading of its
 // result's fields; the state comes from the result's own IsFinal and Succeeded.
-func statusOf[T statusResult](check func(context.Context, *Client, string) (T, error), read func(T) Outcome) func(context.Context, *Client, string) (*Outcome, error) {
-	return func(ctx context.Context, c *Client, clientReference string) (*Outcome, error) {
-		r, err := check(ctx, c, clientReference)
+func statusOf[T statusResult](check func(context.Context, *Client, Movement) (T, error), read func(T) Outcome) func(context.Context, *Client, Movement) (*Outcome, error) {
+	return func(ctx context.Context, c *Client, m Movement) (*Outcome, error) {
+		r, err := check(ctx, c, m)
 		if err != nil {
 			return nil, err
 		}
@@ -124,27 +218,78 @@ func isMovementCallback(ev Event) bool { return ev.Kind().isMovementCallback() }
 
 // isMovementCallback reports whether k is the callback shape of some kind.
 func (k EventKind) isMovementCallback() bool {
+	_, ok := callbackKinds(k)
+	return ok
+}
+
+// callbackKinds returns the kinds whose callbacks have the shape k, in the order of
+// movementKinds.
+func callbackKinds(k EventKind) ([]Kind, bool) {
+	var kinds []Kind
 	for _, kind := range movementKinds {
 		if movements[kind].callback == k {
-			return true
+			kinds = append(kinds, kind)
 		}
 	}
-	return false
+	return kinds, len(kinds) > 0
 }
+
+// checkCallbackReference returns a *ValidationError when ev, a callback of some kind,
+// names a reference no movement of its shape can have.
+func checkCallbackReference(ev Event) error {
+	kinds, _ := callbackKinds(ev.Kind())
+	max := 0
+	for _, kind := range kinds {
+		max = cmp.Or(max, movements[kind].maxReference)
+	}
+	return lookupReference("reference", ev.Reference(), max)
+}
+
+// errAnsweredOther is matched by a status check whose answer names another client
+// reference than the one asked about: it is no answer, so the movement stays unknown.
+var errAnsweredOther = errors.New("billing: the status check answered about another client reference")
 
 // statusOutcome asks the status check of kind about clientReference and returns what it
 // says as an Outcome (Source SourceStatusCheck, At unset).
 func statusOutcome(ctx context.Context, c *Client, kind Kind, clientReference string) (*Outcome, error) {
-	m, ok := movements[kind]
+	return movementStatus(ctx, c, Movement{Kind: kind, ClientReference: clientReference})
+}
+
+// movementStatus asks the status check of m's kind about m and returns what it says as
+// an Outcome (Source SourceStatusCheck, At unset). An answer that names another client
+// reference, or another session than the one m recorded, is errAnsweredOther. A
+// success whose amount or currency differs from what m asked is EventMismatched.
+func movementStatus(ctx context.Context, c *Client, m Movement) (*Outcome, error) {
+	row, ok := movements[m.Kind]
 	if !ok {
-		return nil, invalid("kind", fmt.Sprintf("unknown kind %q", kind))
+		return nil, invalid("kind", fmt.Sprintf("unknown kind %q", m.Kind))
 	}
-	o, err := m.status(ctx, c, clientReference)
+	o, err := row.status(ctx, c, m)
 	if err != nil {
 		return nil, err
 	}
-	o.Kind, o.ClientReference, o.Source = kind, clientReference, SourceStatusCheck
+	if o.named != "" && o.named != m.ClientReference {
+		return nil, fmt.Errorf("%w: asked about %q, answered about %q", errAnsweredOther, m.ClientReference, o.named)
+	}
+	if m.ServiceReference != "" && o.ServiceReference != "" && o.ServiceReference != m.ServiceReference {
+		return nil, fmt.Errorf("%w: asked about session %q, answered about %q", errAnsweredOther, m.ServiceReference, o.ServiceReference)
+	}
+	o.Kind, o.ClientReference, o.Source = m.Kind, m.ClientReference, SourceStatusCheck
+	o.judge(m)
 	return o, nil
+}
+
+// judge turns a success whose amount or currency differs from what m asked into
+// EventMismatched: the money moved, but not as asked. An amount or currency the answer
+// does not name (zero, empty) is not compared.
+func (o *Outcome) judge(m Movement) {
+	if o.State != EventSucceeded {
+		return
+	}
+	if (m.Amount != 0 && o.Amount != 0 && o.Amount != m.Amount) ||
+		(m.Currency != "" && o.Currency != "" && !strings.EqualFold(o.Currency, m.Currency)) {
+		o.State = EventMismatched
+	}
 }
 
 // OutcomeSource says how a Tracker learned an outcome.
@@ -162,51 +307,94 @@ const (
 	SourceRequest OutcomeSource = "request"
 )
 
-// Outcome is what a Tracker knows of a money movement.
+// Outcome is what a Tracker knows of a money movement. Every field is the movement's
+// own record or what the status check of its kind said; nothing in it is copied from a
+// callback, which only prompts the Tracker to ask.
 type Outcome struct {
 	// ID names a final outcome, the same on every instance and in every report of it
 	// (the store's Settlement.ID): dedupe OnOutcome on it. Empty while pending.
 	ID              string
 	Kind            Kind
 	ClientReference string
-	// State is EventSucceeded or EventFailed once final, EventPending otherwise.
+	// State is final (EventSucceeded, EventFailed, EventMismatched, EventExpired or
+	// EventUnknown) once settled, EventPending otherwise.
 	State EventState
-	// Code is the response code of the callback or the status check; empty for a
-	// mandate, whose messages carry none.
+	// Code is the response code of the status check that confirmed the outcome; empty
+	// for a mandate and a checkout, whose answers carry none.
 	Code ResponseCode
 	// TransactionID is the service's id of the transaction (the servicePreApprovalId of
-	// a mandate); ExternalTransactionID is the network's, when there is one.
+	// a mandate, the payment's id of a checkout); ExternalTransactionID is the
+	// network's, when there is one.
 	TransactionID         string
 	ExternalTransactionID string
 	// Amount and Charges are in minor units (5000 is 50.00), whichever unit the wire
-	// used. A failure callback may report Amount 0.
+	// used, as the status check reported them. A failure may report Amount 0.
 	Amount  int64
 	Charges int64
+	// Currency is the currency the status check named for Amount; empty when it names
+	// none (a payout's status check).
+	Currency string
+	// ServiceReference is the service's own reference of the movement when it has one
+	// besides TransactionID: a checkout session's payment reference.
+	ServiceReference string
 	// Source says where the outcome came from; empty when nothing was learned at all
 	// (no callback, and no status check has answered yet).
 	Source OutcomeSource
-	// Event is the callback when Source is SourceCallback.
+	// Event, when a callback settled the outcome (Source SourceCallback), is the
+	// confirmed event built from this outcome's fields: the status check's state,
+	// code, amounts and ids, with every field only the callback carried left empty.
+	// What the callback claimed is kept apart for audit (Store.Callbacks,
+	// UnconfirmedClaimFrom).
 	Event Event
 	// At is when the Tracker learned the outcome, by its clock.
 	At time.Time
 
 	// codeImplied: the status check named no code, so Code is the one State implies.
 	codeImplied bool
+	// named is the client reference the status check's answer named, "" when none.
+	named string
 }
 
-// Succeeded reports whether the money moved (or the mandate was approved): fulfil the
-// order.
+// Succeeded reports whether the money moved as asked (or the mandate was approved):
+// fulfil the order.
 func (o *Outcome) Succeeded() bool { return o.State == EventSucceeded }
 
 // Failed reports whether the movement failed finally: nothing moved.
 func (o *Outcome) Failed() bool { return o.State == EventFailed }
 
-// IsFinal reports whether the outcome is final, succeeded or failed.
-func (o *Outcome) IsFinal() bool { return o.State == EventSucceeded || o.State == EventFailed }
+// Mismatched reports whether the money moved, but not as asked: the status check's
+// amount or currency differs from the one the movement was tracked with. Do not fulfil
+// the order as paid; look at it.
+func (o *Outcome) Mismatched() bool { return o.State == EventMismatched }
+
+// Expired reports whether a checkout session ended unpaid: the payer left, nothing
+// moved.
+func (o *Outcome) Expired() bool { return o.State == EventExpired }
+
+// Unknown reports whether the Tracker gave up without learning the state (a checkout
+// whose creation's answer was lost and of which nothing was heard): money may have
+// moved; look at it with the service.
+func (o *Outcome) Unknown() bool { return o.State == EventUnknown }
+
+// IsFinal reports whether the outcome is final: succeeded, failed, mismatched, expired
+// or unknown. Nothing settles it again, except that a later state of higher rank
+// replaces it (see MergeOutcome).
+func (o *Outcome) IsFinal() bool { return finalRank[o.State] > 0 }
 
 // IsPending reports whether the final state is still unknown. A pending outcome is not a
 // failure: the money may still move.
 func (o *Outcome) IsPending() bool { return !o.IsFinal() }
+
+// moved reports whether the outcome says money moved.
+func (o *Outcome) moved() bool { return o.State == EventSucceeded || o.State == EventMismatched }
+
+// finalRank orders the final states: money moved outranks nothing moved, which outranks
+// not knowing. Other states are not final (rank 0).
+var finalRank = map[EventState]int{
+	EventSucceeded: 3, EventMismatched: 3,
+	EventFailed: 2, EventExpired: 2,
+	EventUnknown: 1,
+}
 
 // The wire forms of a money movement. Each is one unexported struct read with the
 // tolerant types of wire.go, so no field can fail the decode of the state beside it,

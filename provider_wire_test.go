@@ -85,7 +85,7 @@ func TestProviderReceiveStatusReadsCedis(t *testing.T) {
 			assert.Equal(t, "0000006824852622", st.ExternalTransactionID)
 			assert.Equal(t, time.Date(2024, 4, 25, 21, 45, 48, 474096400, time.UTC), st.Date)
 
-			o, err := statusOutcome(ctx(), c, KindReceive, "ref1")
+			o, err := readStatus(c, KindReceive, "ref1") // the fixture names its own reference
 			require.NoError(t, err)
 			assert.Equal(t, tc.succeeded, o.Succeeded())
 			assert.Equal(t, int64(10), o.Amount)
@@ -170,7 +170,7 @@ func TestProviderBankStatusFailedUnderTheWordSuccessIsFailed(t *testing.T) {
 			assert.Equal(t, PayoutChannelBank, st.Channel)
 			assert.Equal(t, tc.created, st.CreatedAt)
 
-			o, err := statusOutcome(ctx(), c, KindBankTransfer, "ref1")
+			o, err := readStatus(c, KindBankTransfer, "ref1") // the fixture names its own reference
 			require.NoError(t, err)
 			assert.Equal(t, tc.succeeded, o.Succeeded())
 			assert.Equal(t, !tc.succeeded, o.Failed(), "a failed transfer under the word success is failed")
@@ -189,7 +189,7 @@ func TestProviderMandateAnswers(t *testing.T) {
 		CustomerMSISDN: "233546335113", VerificationType: VerificationTypeUSSD, PreapprovalStatus: MandateStatusApproved,
 		CreatedAt: time.Date(2023, 8, 11, 18, 18, 55, 643937400, time.UTC),
 	}, m)
-	o, err := statusOutcome(ctx(), c, KindMandate, "ref1")
+	o, err := readStatus(c, KindMandate, "ref1") // the fixture names its own reference
 	require.NoError(t, err)
 	assert.True(t, o.Succeeded())
 
@@ -306,7 +306,8 @@ func TestProviderCheckoutWebhookIsACheckoutEvent(t *testing.T) {
 	require.True(t, ok, "%T", ev)
 	assert.Equal(t, EventSucceeded, co.State())
 	assert.Equal(t, CodeSuccess, co.Code())
-	assert.Equal(t, "59e2fbbff4e443b98e09346881ac7e9a", co.Reference(), "the CheckoutId, which Payments.Get takes")
+	assert.Equal(t, "Kaks545253", co.Reference(), "the ClientReference, which names the session on the provider's wire")
+	assert.Equal(t, "59e2fbbff4e443b98e09346881ac7e9a", co.Data.Reference, "the CheckoutId")
 	assert.Equal(t, "Kaks545253", co.ClientReference)
 	assert.Equal(t, Payment{
 		ID: "e96ccfb4746045bba13f425bd573a31c", Reference: "59e2fbbff4e443b98e09346881ac7e9a", Status: PaymentStatusSucceeded,
@@ -325,19 +326,25 @@ func TestProviderCheckoutWebhookIsACheckoutEvent(t *testing.T) {
 }
 
 // The confirming handler confirms the provider's checkout webhook with Payments.Get of
-// its CheckoutId.
+// its ClientReference or, when the service finds no session by it, of its CheckoutId,
+// whose payment must name that client reference. The confirmed event is the service's
+// payment; the client reference is the service's, in the outcome.
 func TestProviderCheckoutWebhookIsConfirmedByItsCheckoutID(t *testing.T) {
 	c, mock := newMockClient(t)
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/Kaks545253",
+		httpmock.NewStringResponder(404, `{"success":false,"message":"not found"}`))
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/59e2fbbff4e443b98e09346881ac7e9a",
 		httpmock.NewStringResponder(200, `{"success":true,"data":{"id":"e96ccfb4746045bba13f425bd573a31c",
-			"reference":"59e2fbbff4e443b98e09346881ac7e9a","status":"SUCCEEDED","amount":50,"currency":"GHS"}}`))
+			"reference":"59e2fbbff4e443b98e09346881ac7e9a","status":"SUCCEEDED","amount":50,"currency":"GHS",
+			"metadata":{"clientReference":"Kaks545253"}}}`))
 	ev, err := ParseEvent(providerFixtures(t)["checkout_webhook.json"])
 	require.NoError(t, err)
-	conf := confirmEvent(context.Background(), c, ev)
+	conf := confirmEvent(context.Background(), c, nil, ev)
 	assert.Equal(t, http.StatusOK, conf.status, conf.reason)
 	truth := conf.truth.(*CheckoutEvent)
-	assert.Equal(t, "Kaks545253", truth.ClientReference)
+	assert.Empty(t, truth.ClientReference, "no field of the webhook")
 	assert.Equal(t, "GHS", truth.Data.Currency, "the service's payment")
+	assert.Equal(t, "Kaks545253", conf.outcome.ClientReference, "the client reference the service's payment names")
 }
 
 // A field the SDK cannot read never turns a known state into an unknown one, nor an
@@ -361,7 +368,7 @@ func TestAFieldTheSDKCannotReadKeepsTheState(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, st.Succeeded())
 		assert.Equal(t, "42", st.TransactionID, "an id written as a number keeps its digits")
-		o, err := statusOutcome(ctx(), c, KindReceive, "ref1")
+		o, err := readStatus(c, KindReceive, "ref1") // the fixture names its own reference
 		require.NoError(t, err)
 		assert.True(t, o.Succeeded())
 

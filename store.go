@@ -34,11 +34,12 @@ type Store interface {
 	// final outcome if one was settled. An unknown key is the zero Entry and no error.
 	Get(ctx context.Context, key MovementKey) (Entry, error)
 
-	// Settle records the final outcome o (State EventSucceeded or EventFailed, At set)
-	// of the movement key, by the rules of MergeOutcome: the first final outcome stands,
-	// a success is never downgraded, a success replaces a failure, and a callback and a
-	// status check that disagree are remembered. body is the raw callback when o came
-	// from one (kept for audit and to give Outcome.Event back), nil otherwise. A key
+	// Settle records the final outcome o (a final State, At set) of the movement key, by
+	// the rules of MergeOutcome: the first final outcome stands, except that a higher
+	// rank replaces it (money moved over nothing moved over unknown), and a callback and
+	// a status check that disagree are remembered. body is the raw callback when o came
+	// from one (kept for audit), nil otherwise. The Tracker derives Outcome.Event from
+	// the outcome's fields when it reads a settlement back, so a store need not keep it. A key
 	// never tracked is remembered too: a callback may come before Track. It returns the
 	// settlement now stored and whether o became its outcome. Settling ends any claim
 	// on the movement.
@@ -105,6 +106,19 @@ type Store interface {
 	// check disagreed, and those settled by a status check with no callback.
 	Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error)
 
+	// Release forgets the tracked movement key whose request surely never left (it was
+	// invalid, or its context ended before any byte was written), so it is neither
+	// pending nor overdue and its reference may be tracked again. It releases only a
+	// movement started at startedAt (the one the caller tracked) that has no final
+	// outcome and no callback kept for it, and reports whether it did.
+	Release(ctx context.Context, key MovementKey, startedAt time.Time) (bool, error)
+
+	// RecordReference records the service's own reference of the tracked movement key
+	// (a checkout session's payment reference) once its request was accepted, for its
+	// status check. A reference already recorded is kept; it returns the movement as
+	// stored. ErrNotTracked when key is not tracked.
+	RecordReference(ctx context.Context, key MovementKey, serviceReference string) (Movement, error)
+
 	// Purge forgets settlements made before before, once reported (or never tracked),
 	// with their movements and callbacks, and callback dedupe records finished, or
 	// whose lease ended, before before. Unsettled and unreported movements are kept. It returns how many
@@ -116,6 +130,10 @@ type Store interface {
 // the caller no longer holds: its lease ended and another owner took it, or the movement
 // was settled meanwhile. The caller drops the work; its holder will do it.
 var ErrLeaseLost = errors.New("billing: store lease lost")
+
+// ErrNotTracked is matched (errors.Is) by the error of a Store call about a movement
+// the store does not track.
+var ErrNotTracked = errors.New("billing: movement not tracked")
 
 // ErrStoreFull is matched (errors.Is) when the in-memory store holds as many movements
 // as it may and none can be forgotten (all are pending or unreported). Nothing was
@@ -131,8 +149,9 @@ const MaxClaim = 1000
 // direct debit, send or bank transfer), so the key is the callback's kind and the
 // client reference. Movement.Key gives it.
 type MovementKey struct {
-	// Callback is EventKindTransaction, EventKindPayout or EventKindMandate for a
-	// movement; any event kind in a Callback kept for audit.
+	// Callback is EventKindTransaction, EventKindPayout, EventKindMandate or
+	// EventKindPaymentSucceeded (a checkout) for a movement; any event kind in a Callback
+	// kept for audit.
 	Callback        EventKind
 	ClientReference string
 }
@@ -143,7 +162,7 @@ type MovementKey struct {
 func KeyOf(kind Kind, clientReference string) (MovementKey, error) {
 	callback, ok := kind.callbackKind()
 	if !ok {
-		return MovementKey{}, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit or KindMandate", kind))
+		return MovementKey{}, invalid("kind", fmt.Sprintf("unknown kind %q: use KindReceive, KindSend, KindBankTransfer, KindDirectDebit, KindMandate or KindCheckout", kind))
 	}
 	// No movement has a longer reference or other characters; refusing them keeps what
 	// a store holds for each small.
@@ -170,6 +189,14 @@ func (k MovementKey) Validate() error {
 type Movement struct {
 	Kind            Kind
 	ClientReference string
+	// Amount and Currency are what the merchant asked to move, in minor units; zero and
+	// empty when not given (Track). A success whose status check names another amount
+	// or currency is EventMismatched.
+	Amount   int64
+	Currency string
+	// ServiceReference is the service's own reference of the movement, once its request
+	// was accepted (a checkout session's payment reference; see RecordReference).
+	ServiceReference string
 	// StartedAt is when it was tracked, just before its request was sent.
 	StartedAt time.Time
 	// Deadline is when its callback is overdue: from then on its status check is asked.
@@ -201,6 +228,12 @@ func (m Movement) Validate() error {
 		return invalid("startedAt", "is required")
 	case m.Deadline.Before(m.StartedAt):
 		return invalid("deadline", "must not be before startedAt")
+	case m.Amount < 0:
+		return invalid("amount", "must not be negative")
+	case len(m.Currency) > 3:
+		return invalid("currency", "must be an ISO 4217 code")
+	case len(m.ServiceReference) > maxServiceReference:
+		return invalid("serviceReference", fmt.Sprintf("must be at most %d characters", maxServiceReference))
 	}
 	return nil
 }
@@ -217,17 +250,17 @@ type Entry struct {
 // Settlement is a final outcome as a Store keeps it.
 type Settlement struct {
 	// ID names this final outcome, the same in every report of it: give OnOutcome's
-	// dedupe this. It changes only when a success replaces a failure, which is a new
+	// dedupe this. It changes only when a state of higher rank replaces it, which is a new
 	// outcome to report.
 	ID string
 	// Key is the movement's key.
 	Key MovementKey
 	// Outcome is the final outcome. Its Kind is the tracked movement's (empty while
-	// untracked); its Event is the callback's, parsed again from Body by a store that
-	// keeps only bytes.
+	// untracked). Its Event is not a store's to keep: the Tracker derives it from the
+	// outcome's fields.
 	Outcome Outcome
-	// Body is the raw callback that gave the outcome (Source SourceCallback), nil
-	// otherwise.
+	// Body is the raw callback that prompted the outcome (Source SourceCallback), nil
+	// otherwise: an unconfirmed claim, kept for audit only.
 	Body []byte
 	// ByCallback and ByStatusCheck say which sources reported a final state; Disagreed
 	// that they reported different ones.
@@ -242,9 +275,15 @@ type Settlement struct {
 
 // MergeOutcome applies the precedence rules of final outcomes, for Store
 // implementations: o, a final outcome for key, arrives where prev (nil when none) is
-// stored. It returns the settlement to store next and whether o became its outcome. The
-// first final outcome stands; a success replaces a failure (under a new ID, unreported)
-// and is never replaced; a final state from the other source that differs sets
+// stored. It returns the settlement to store next and whether o became its outcome.
+//
+// Final states are ranked: money moved (succeeded, mismatched) outranks nothing moved
+// (failed, expired), which outranks not knowing (unknown). A state of higher rank
+// replaces one of lower rank under a new ID, unreported, so it is reported again; at
+// equal rank the first stands. One exception: a refusal of the movement's own request
+// (Source SourceRequest) is never replaced, since the service refused the only request
+// made under it, so a success reported later under that reference is another
+// movement's (a reused reference). A final state from another source that differs sets
 // Disagreed. o that is not final, has no source or no time is a *ValidationError.
 func MergeOutcome(prev *Settlement, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
 	if err := validateSettle(key, o, body); err != nil {
@@ -264,7 +303,7 @@ func MergeOutcome(prev *Settlement, key MovementKey, o Outcome, body []byte) (Se
 	if o.State != s.Outcome.State && o.Source != s.Outcome.Source {
 		s.Disagreed = true
 	}
-	if s.Outcome.State == EventFailed && o.State == EventSucceeded {
+	if finalRank[o.State] > finalRank[s.Outcome.State] && s.Outcome.Source != SourceRequest {
 		kind := s.Outcome.Kind
 		s.ID, s.Outcome, s.Body = outcomeID(key, o.State), o, body
 		if s.Outcome.Kind == "" {
@@ -299,7 +338,7 @@ func validateSettle(key MovementKey, o Outcome, body []byte) error {
 	case o.ClientReference != "" && o.ClientReference != key.ClientReference:
 		return invalid("outcome.clientReference", "must be the key's client reference")
 	case !o.IsFinal():
-		return invalid("outcome.state", "must be final: succeeded or failed")
+		return invalid("outcome.state", "must be final: succeeded, failed, mismatched, expired or unknown")
 	case o.Source != SourceCallback && o.Source != SourceStatusCheck && o.Source != SourceRequest:
 		return invalid("outcome.source", "must be callback, status_check or request")
 	case o.At.IsZero():

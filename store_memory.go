@@ -159,6 +159,7 @@ func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, erro
 		}
 	}
 	m.NextCheckAt, m.Checks, m.LeaseOwner, m.LeaseUntil = m.Deadline, 0, "", time.Time{}
+	m.ServiceReference = "" // recorded by RecordReference once the service named it
 	e.tracked, e.m = true, m
 	if e.final != nil {
 		e.final.Outcome.Kind = m.Kind
@@ -333,7 +334,7 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	if !changed {
 		eventSize = e.eventSize
 	}
-	size := entryBytes(key, &next, eventSize)
+	size := entryBytes(key, &next, eventSize) + len(e.m.ServiceReference)
 	if grow := size - e.size; grow > 0 && !s.makeRoomLocked(grow, e) {
 		if created {
 			s.forgetLocked(e)
@@ -694,6 +695,45 @@ func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Rec
 	slices.SortFunc(r.Disagreed, bySettlement)
 	slices.SortFunc(r.StatusCheckOnly, bySettlement)
 	return r, nil
+}
+
+func (s *memoryStore) Release(_ context.Context, key MovementKey, startedAt time.Time) (bool, error) {
+	if err := key.Validate(); err != nil {
+		return false, err
+	}
+	if startedAt.IsZero() {
+		return false, invalid("startedAt", "is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e == nil || !e.tracked || e.final != nil || !e.m.StartedAt.Equal(startedAt) || len(s.bodies[key]) > 0 {
+		return false, nil
+	}
+	s.forgetLocked(e)
+	return true, nil
+}
+
+func (s *memoryStore) RecordReference(_ context.Context, key MovementKey, serviceReference string) (Movement, error) {
+	if err := firstError(key.Validate(), lookupReference("serviceReference", serviceReference, maxServiceReference)); err != nil {
+		return Movement{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e == nil || !e.tracked {
+		return Movement{}, fmt.Errorf("%w: %s %q", ErrNotTracked, key.Callback, key.ClientReference)
+	}
+	if e.m.ServiceReference == "" {
+		grow := len(serviceReference)
+		if !s.makeRoomLocked(grow, e) {
+			return Movement{}, s.fullLocked()
+		}
+		e.m.ServiceReference = serviceReference
+		e.size += grow
+		s.used += grow
+	}
+	return e.m, nil
 }
 
 func (s *memoryStore) Purge(_ context.Context, before time.Time) (int, error) {

@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -41,6 +43,7 @@ const (
 	DefaultPollInterval      = 15 * time.Second
 	DefaultMaxPollInterval   = 2 * time.Minute
 	DefaultGiveUpAfter       = time.Hour
+	DefaultCheckoutExpiry    = 24 * time.Hour
 	DefaultRetention         = time.Hour
 	DefaultMaxTracked        = 100_000
 	DefaultMaxBytes          = 64 << 20
@@ -64,6 +67,11 @@ type TrackerOptions struct {
 	// returns the pending outcome with ErrStillPending. Run never gives up: it keeps
 	// asking every MaxPollInterval, and Reconcile lists the movement as overdue.
 	GiveUpAfter time.Duration
+	// CheckoutExpiry is how long a hosted checkout session may stay unpaid, from its
+	// creation (CreateCheckout): Run settles one still unpaid after it EventExpired, and
+	// one the service never confirmed it created (the creation's answer was lost)
+	// EventUnknown. Default 24 hours, the service's.
+	CheckoutExpiry time.Duration
 	// Retention is how long a settled outcome is kept once reported (Run purges older
 	// ones), so that an Await after the callback, or a second Await, still finds it.
 	Retention time.Duration
@@ -141,6 +149,7 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 	set(&o.PollInterval, DefaultPollInterval)
 	set(&o.MaxPollInterval, DefaultMaxPollInterval)
 	set(&o.GiveUpAfter, DefaultGiveUpAfter)
+	set(&o.CheckoutExpiry, DefaultCheckoutExpiry)
 	set(&o.Retention, DefaultRetention)
 	set(&o.Lease, DefaultLease)
 	set(&o.StorePollInterval, DefaultStorePollInterval)
@@ -232,22 +241,37 @@ func (t *Tracker) Store() Store { return t.store }
 
 // Track records, in the Tracker's store, that the money movement of the given kind and
 // client reference is about to be sent: call it before sending the request (the Send,
-// Receive, SendToBank, Charge and CreateMandate methods of the Tracker do both). Then a
-// crash right after sending cannot forget the movement: Run, on any instance, asks its
-// status check once CallbackWait has passed without a callback. Tracking a reference
-// already tracked changes nothing. An error means nothing was recorded: do not send.
+// Receive, SendToBank, Charge, CreateMandate and CreateCheckout methods of the Tracker
+// do both). Then a crash right after sending cannot forget the movement: Run, on any
+// instance, asks its status check once CallbackWait has passed without a callback.
+// Tracking a reference already tracked changes nothing. An error means nothing was
+// recorded: do not send. Prefer TrackAmount, which also guards the amount.
 func (t *Tracker) Track(ctx context.Context, kind Kind, clientReference string) error {
-	_, _, err := t.track(ctx, kind, clientReference)
+	_, _, err := t.track(ctx, kind, clientReference, Money{})
+	return err
+}
+
+// TrackAmount is Track recording also the amount and currency the movement asks to move
+// (minor units; a zero Amount or an empty Currency is not compared). A success whose
+// status check names another amount or currency is then never reported as a plain
+// success: it settles EventMismatched, the money moved but not as asked (a reused
+// reference answering with an older movement's truth, say).
+func (t *Tracker) TrackAmount(ctx context.Context, kind Kind, clientReference string, amount Money) error {
+	if amount.Amount < 0 {
+		return invalid("amount", "must not be negative")
+	}
+	_, _, err := t.track(ctx, kind, clientReference, amount)
 	return err
 }
 
 // track records the movement and returns it as stored, and whether this call tracked it.
-func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string) (Movement, bool, error) {
+func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, amount Money) (Movement, bool, error) {
 	if _, err := KeyOf(kind, clientReference); err != nil {
 		return Movement{}, false, err
 	}
 	now := t.opts.Clock.Now()
-	m, created, err := t.store.Track(ctx, Movement{Kind: kind, ClientReference: clientReference, StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)})
+	m, created, err := t.store.Track(ctx, Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
+		Currency: strings.ToUpper(amount.Currency), StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)})
 	if err != nil {
 		return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 	}
@@ -268,6 +292,10 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string) 
 // ctx's error, or the last status check's). It never reports a failure it did not learn.
 // A status check the service refuses (bad credentials, a missing disbursement account)
 // ends Await with that error, as does a store that cannot be read.
+//
+// A checkout still unpaid CheckoutExpiry after its creation is settled expired by the
+// status check that finds it so (unknown when the service never showed the session), as
+// Run settles it.
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
@@ -291,7 +319,7 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	}
 	m := e.Movement
 	if !e.Tracked {
-		if m, _, err = t.track(ctx, kind, clientReference); err != nil {
+		if m, _, err = t.track(ctx, kind, clientReference, Money{}); err != nil {
 			return pending, err
 		}
 	}
@@ -319,8 +347,14 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 			_ = t.sleepUntil(ctx, wake, settled) // the loop reads ctx
 			continue
 		}
-		o, err := statusOutcome(ctx, t.client, kind, clientReference)
+		if e.Tracked {
+			m = e.Movement // with the service's reference once recorded
+		}
+		o, err := movementStatus(ctx, t.client, m)
 		t.observeStatusCheck(ctx, kind, clientReference, o, err)
+		if final := t.checkoutGivenUp(m, o, err, t.opts.Clock.Now()); final != nil && ctx.Err() == nil {
+			o, err = final, nil // as Run would settle it
+		}
 		switch {
 		case err == nil && o.IsFinal():
 			o.At = t.opts.Clock.Now()
@@ -363,10 +397,13 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// settledOutcome is the Outcome an Await of kind returns for a settlement.
+// settledOutcome is the Outcome an Await of kind returns for a settlement, its Event
+// derived from its own fields: whatever a store kept or parsed, nothing of a callback
+// reaches merchant code.
 func settledOutcome(s *Settlement, kind Kind) *Outcome {
 	o := s.Outcome
-	o.Kind, o.ClientReference, o.ID = kind, s.Key.ClientReference, s.ID
+	o.Kind, o.ClientReference, o.ID = cmp.Or(kind, o.Kind), s.Key.ClientReference, s.ID
+	o.Event = derivedEvent(&o, s.Key.Callback)
 	return &o
 }
 
@@ -423,73 +460,134 @@ func worthPollingAgain(err error) bool {
 var ErrUnconfirmed = errors.New("billing: the status check does not confirm the callback")
 
 // Deliver gives the Tracker a parsed callback. Nothing in a callback is signed, so a
-// callback of a transaction, a payout or a mandate that claims a final state (failure
-// as well as success) is confirmed by the status check through the Tracker's client
-// first, and the outcome settled in the store is the status check's truth: it resolves
-// the matching Awaits on every instance, now or later. Pending callbacks and other
-// events are ignored.
+// callback of a transaction, a payout, a mandate or a checkout that claims a final state
+// (failure as well as success) is confirmed by the status check through the Tracker's
+// client first: by the status check of the kind its reference is tracked as (an
+// untracked reference must be known to exactly one kind), for a checkout by
+// Payments.Get. The outcome settled in the store is built from the status check alone:
+// it resolves the matching Awaits on every instance, now or later. Pending callbacks,
+// checkout webhooks of sessions the Tracker does not track and other events settle
+// nothing and are ignored (Handler gives them to WithEventHandler's function).
 //
 // The error says what to answer the sender: one matching ErrStillPending means the
-// status check cannot confirm the callback yet (still pending, or unreachable), so have
-// it delivered again later; ErrUnconfirmed means the status check contradicts it; any
-// other error means the store did not record it. Handler does all of this, and confirms
-// each callback with a single status check: mount it rather than calling Deliver where
-// you can.
+// status check cannot confirm the callback yet (still pending, unreachable, or
+// answering about another reference), so have it delivered again later; ErrUnconfirmed
+// means the status check contradicts it; any other error means the store did not record
+// it. Handler does all of this, and confirms each callback with a single status check:
+// mount it rather than calling Deliver where you can.
 func (t *Tracker) Deliver(ctx context.Context, ev Event) error {
+	return t.deliver(ctx, ev, nil, t.opts.Logger)
+}
+
+// deliver is Deliver, giving the events that settle nothing to other (nil: logged).
+func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Context, Event) error, logger *slog.Logger) error {
 	t.observeCallback(ctx, ev)
-	if !isMovementCallback(ev) || ev.State() == EventPending {
+	if !isMovementCallback(ev) {
+		return settlesNothing(ctx, ev, other, logger, "billing webhook settles no movement")
+	}
+	if ev.State() == EventPending {
 		return nil
 	}
-	if err := lookupReference("reference", ev.Reference(), maxClientReference); err != nil {
-		return err
-	}
+	claim := ev
 	o := confirmedOutcome(ctx) // the handler confirmed it already
 	if o == nil {
-		conf := confirmEvent(ctx, t.client, ev)
+		if err := checkCallbackReference(ev); err != nil {
+			return err
+		}
+		conf := confirmEvent(ctx, t.client, t.store.Get, ev)
 		switch {
 		case conf.status == http.StatusServiceUnavailable:
 			return fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
 		case conf.status != http.StatusOK || conf.outcome == nil:
 			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
 		}
-		o = conf.outcome
+		o, ev = conf.outcome, conf.truth
+	}
+	key, err := KeyOf(o.Kind, o.ClientReference)
+	if o.Kind == KindCheckout {
+		// A checkout is tracked by CreateCheckout; a session no one tracks is the
+		// merchant's own business, for its event handler.
+		var e Entry
+		if err == nil {
+			if e, err = t.store.Get(ctx, key); err != nil {
+				return fmt.Errorf("billing: reading the tracker's store: %w", err)
+			}
+		}
+		if !e.Tracked {
+			return settlesNothing(ctx, ev, other, logger, "billing checkout webhook of a session no tracker tracks")
+		}
+	}
+	if err != nil {
+		return err
 	}
 	settled := *o
 	settled.At = t.opts.Clock.Now()
-	_, err := t.settle(ctx, EventKey(ev), settled, callbackBody(ctx, ev))
+	_, err = t.settle(ctx, key, settled, callbackBody(ctx, claim))
 	return err
 }
 
-// Handler returns an http.Handler for the callback URLs (see NewWebhookHandler for the
-// answers it gives). It confirms every callback claiming a final state with the status
-// check through the Tracker's client and settles the status check's truth: a forged
-// success or a forged failure settles nothing, and its sender is told 403 (contradicted)
-// or 503 (not confirmed yet). It records each callback with its raw body in the
-// Tracker's store, deduplicated across every instance sharing the store: a redelivery
-// already handled is answered 200, one being handled elsewhere 503 "retry later".
-// Options add to this (WithDedupe, WithWebhookLogger); a WithStatusCheckConfirmation
-// among them replaces the Tracker's client.
-func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
-	stored := withCallbackStore(t.store, t.opts.Owner, t.opts.Clock, t.opts.Lease)
-	base := []WebhookOption{stored, WithStatusCheckConfirmation(t.client)}
-	return NewWebhookHandler(t.Deliver, append(base, opts...)...)
+// settlesNothing gives an event that settles no movement to the merchant's event
+// handler, or logs it at warning level when there is none: it is never dropped in
+// silence.
+func settlesNothing(ctx context.Context, ev Event, other func(context.Context, Event) error, logger *slog.Logger, msg string) error {
+	if other != nil {
+		return other(ctx, ev)
+	}
+	logger.LogAttrs(ctx, slog.LevelWarn, msg+"; no WithEventHandler takes it", eventAttrs(ev)...)
+	return nil
 }
 
-// settle records a final outcome in the store under its rules of precedence (the first
-// final state stands, except that a success replaces a failure; nothing replaces a
-// success) and wakes this process's Awaits of key.
+// Handler returns an http.Handler for the callback URLs and the webhook URL (see
+// NewWebhookHandler for the answers it gives): the one endpoint a merchant needs.
+//
+// Money movement callbacks (transaction, payout, mandate) and the checkout webhooks of
+// sessions CreateCheckout tracks are confirmed with the status check through the
+// Tracker's client (see Deliver) and settle their movement; the merchant learns the
+// outcome from Await or OnOutcome, never from the callback. A forged success or a forged
+// failure settles nothing, and its sender is told 403 (contradicted) or 503 (not
+// confirmed yet). Every other event goes to the function given with WithEventHandler:
+// the subscription trial webhook, the checkout webhook of a session no Tracker tracks
+// (confirmed first, as the payment Payments.Get returned), and any other event; without
+// WithEventHandler they are answered 200 and logged at warning level.
+//
+// It records each callback with its raw body in the Tracker's store, deduplicated across
+// every instance sharing the store: a redelivery already handled is answered 200, one
+// being handled elsewhere 503 "retry later". Options add to this (WithEventHandler,
+// WithDedupe, WithWebhookLogger); a WithStatusCheckConfirmation among them replaces the
+// Tracker's client.
+func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
+	stored := withCallbackStore(t.store, t.opts.Owner, t.opts.Clock, t.opts.Lease)
+	base := []WebhookOption{stored, WithStatusCheckConfirmation(t.client), withLookup(t.store.Get), WithWebhookLogger(t.opts.Logger)}
+	h := newWebhookHandler(nil, append(base, opts...)...)
+	h.fn = func(ctx context.Context, ev Event) error { return t.deliver(ctx, ev, h.other, h.logger) }
+	return h
+}
+
+// withLookup makes the handler confirm a tracked reference by its tracked kind.
+func withLookup(lookup trackedLookup) WebhookOption {
+	return func(h *webhookHandler) { h.lookup = lookup }
+}
+
+// settle records a final outcome in the store under its rules of precedence (see
+// MergeOutcome) and wakes this process's Awaits of key. The store is given no Event:
+// the outcome's event is derived from its fields whenever it is read back.
 func (t *Tracker) settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, error) {
+	o.Event = nil
 	s, changed, err := t.store.Settle(ctx, key, o, body)
 	if err != nil {
 		return Settlement{}, fmt.Errorf("billing: settling %s %q: %w", key.Callback, key.ClientReference, err)
 	}
+	attrs := []slog.Attr{slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)),
+		slog.String("state", string(o.State)), slog.String("code", string(o.Code))}
 	switch {
-	case !changed && s.Outcome.Succeeded() && o.Failed():
-		t.opts.Logger.Warn("billing: a failure reported after a success was ignored",
-			slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)), slog.String("code", string(o.Code)))
-	case changed && s.Disagreed && o.Succeeded():
-		t.opts.Logger.Warn("billing: a success reported after a failure replaces it",
-			slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)))
+	case !changed && o.State != s.Outcome.State:
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing: a later "+string(o.State)+" does not replace the settled "+string(s.Outcome.State), attrs...)
+	case changed && s.Disagreed:
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing: a later "+string(o.State)+" replaces an earlier final state", attrs...)
+	}
+	if changed && o.State == EventMismatched {
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing: the money moved, but not as asked",
+			append(attrs, slog.Int64("amount", o.Amount), slog.String("currency", o.Currency))...)
 	}
 	if changed && t.own && t.opts.OnOutcome == nil {
 		// Nobody to report to: reported, so that the store may forget it after Retention.
@@ -498,7 +596,7 @@ func (t *Tracker) settle(ctx context.Context, key MovementKey, o Outcome, body [
 		}
 	}
 	if changed {
-		t.observeSettled(ctx, s.Outcome)
+		t.observeSettled(ctx, *settledOutcome(&s, s.Outcome.Kind))
 	}
 	t.wake(key)
 	t.purgeOwn(ctx)

@@ -12,16 +12,16 @@ import (
 // and safe for concurrent use.
 type TrackerObserver interface {
 	// CallbackReceived is told of each callback of a money movement delivered to the
-	// Tracker (transaction, payout and mandate callbacks, in any state), before the
-	// Tracker acts on it.
+	// Tracker (transaction, payout and mandate callbacks and checkout webhooks, in any
+	// state), before the Tracker acts on it.
 	CallbackReceived(ctx context.Context, ev Event)
 	// StatusChecked is told of each status check the Tracker asked: its outcome (Source
 	// SourceStatusCheck, possibly still pending), or the error it ended with.
 	StatusChecked(ctx context.Context, kind Kind, clientReference string, o *Outcome, err error)
-	// OutcomeSettled is told of each final outcome the Tracker records, once per movement,
-	// and once more if a later success replaces a failure. o.Source says whether the
-	// callback or the status check settled it; o.Kind is empty when a callback settled a
-	// movement no Await or Track had named yet.
+	// OutcomeSettled is told of each final outcome the Tracker records, once per
+	// movement, and once more if a later state of higher rank replaces it (see
+	// MergeOutcome). o.Source says whether the callback or the status check settled it;
+	// o.Kind is empty when a callback settled a movement no Await or Track had named yet.
 	OutcomeSettled(ctx context.Context, o *Outcome)
 }
 

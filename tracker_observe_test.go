@@ -62,10 +62,10 @@ func TestTrackerObserverIsToldOfCallbacksStatusChecksAndSettlements(t *testing.T
 	rec.tracker = tr
 	answers := []string{"payouts/send_status_pending.json", "payouts/send_status_failed.json"}
 	var calls int
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/refund1040", func(*http.Request) (*http.Response, error) {
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/refund1040", func(r *http.Request) (*http.Response, error) {
 		answer := answers[min(calls, len(answers)-1)]
 		calls++
-		return fixtureResponder(t, http.StatusOK, answer)(nil)
+		return fixtureAsked(t, http.StatusOK, answer)(r)
 	})
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv_missing", fixtureResponder(t, http.StatusUnauthorized, "errors/unauthorized.json"))
 

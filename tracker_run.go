@@ -205,16 +205,21 @@ func (r *reporter) ended() <-chan struct{} {
 func (r *reporter) wait() { r.wg.Wait() }
 
 // check asks the status check of a claimed movement and settles it or reschedules it.
+// A checkout still unpaid CheckoutExpiry after its creation settles expired; one the
+// service never showed to exist by then settles unknown.
 func (t *Tracker) check(ctx context.Context, m Movement) {
 	key := m.Key()
 	attrs := []slog.Attr{slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference)}
 	stop := t.holdClaim(ctx, key)
-	o, err := statusOutcome(ctx, t.client, m.Kind, m.ClientReference)
+	o, err := movementStatus(ctx, t.client, m)
 	t.observeStatusCheck(ctx, m.Kind, m.ClientReference, o, err)
 	stop()
 	// Store writes go on once ctx ends, so that the claim is not left to expire.
 	wctx := context.WithoutCancel(ctx)
 	now := t.opts.Clock.Now()
+	if final := t.checkoutGivenUp(m, o, err, now); final != nil && ctx.Err() == nil {
+		o, err = final, nil
+	}
 	switch {
 	case err == nil && o.IsFinal():
 		o.At = now

@@ -38,9 +38,9 @@ type trackedMovement struct {
 	start     func(t *testing.T, m *trackedMerchant, ref string) string
 	succeeded bool
 	code      billing.ResponseCode
-	// providerCheckCode is the code when only the provider's status check tells: it
-	// answers a payout's failure as transactionStatus "failed", naming no reason, which
-	// reads as the general failure. Empty when the same as code.
+	// providerCheckCode is the code on the provider's wire, whose status check, the only
+	// source of truth, answers a payout's failure as transactionStatus "failed", naming no
+	// reason, which reads as the general failure. Empty when the same as code.
 	providerCheckCode billing.ResponseCode
 	// amount and charges are in minor units, whatever the wire wrote.
 	amount, charges int64
@@ -154,7 +154,9 @@ func TestTrackerEndToEndEveryKindOnBothWires(t *testing.T) {
 							assert.True(t, o.IsFinal())
 							assert.Equal(t, tc.succeeded, o.Succeeded(), "state %s", o.State)
 							code := tc.code
-							if wire == billingtest.WireProvider && path == billing.SourceStatusCheck && tc.providerCheckCode != "" {
+							// The provider's status check names no reason for a failed payout;
+							// its callback's code is only its sender's word, on either path.
+							if wire == billingtest.WireProvider && tc.providerCheckCode != "" {
 								code = tc.providerCheckCode
 							}
 							assert.Equal(t, code, o.Code)

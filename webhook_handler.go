@@ -23,7 +23,9 @@ type WebhookOption func(*webhookHandler)
 
 // WithDedupe makes the handler answer 200 to a redelivery of an event it has already
 // handled, without calling the function again. Events are the same when their kind,
-// reference, state and response code are, so a later different state of the same
+// reference and state are (with WithStatusCheckConfirmation, as the status check tells
+// them: a checkout by the payment's reference Payments.Get returns), never by what else
+// the sender wrote, such as a response code; so a later different state of the same
 // reference (a failure after a pending notice, say) still reaches the function. The
 // handler remembers the last n events (DefaultDedupeSize when n <= 0), so memory stays
 // bounded. An event is remembered only once the function returned nil for it: one whose
@@ -52,16 +54,21 @@ func WithWebhookLogger(l *slog.Logger) WebhookOption {
 // callback came from the service: a forged success could ship an unpaid order, and a
 // forged failure could make a merchant pay a payout twice.
 //
-// A transaction callback is checked with Payments.ReceiveStatus (then
-// Mandates.ChargeStatus when the service does not know the reference), a payout callback
-// with Payouts.SendStatus (then Payouts.BankTransferStatus), a mandate callback with
-// Mandates.Status, and a checkout event with Payments.Get. The function then receives the
-// status check's truth: the event with the state, code, amounts and ids the status check
-// reported (for a checkout event, the payment Payments.Get returned).
+// A transaction callback is checked with Payments.ReceiveStatus and
+// Mandates.ChargeStatus, a payout callback with Payouts.SendStatus and
+// Payouts.BankTransferStatus (exactly one of the two must know the reference; under
+// Tracker.Handler, only the status check of the kind the reference is tracked as), a
+// mandate callback with Mandates.Status, and a checkout event with Payments.Get. The
+// function then receives the status check's truth, built from it alone: a fresh
+// *TransactionCallback, *PayoutCallback or *MandateCallback holding the state, code,
+// amounts and ids the status check reported, every field only a callback carries
+// (AmountCharged, OrderId, RecipientName, a MSISDN, metadata) left empty; for a checkout
+// event, a *CheckoutEvent whose Data is the payment Payments.Get returned. The claim as
+// the sender wrote it is kept apart: UnconfirmedClaimFrom.
 //
 // An event the status check contradicts is refused with 403: it says another final
-// state, no status check knows the reference, or the event's amount, currency, metadata
-// or transaction id differs from the service's. One it cannot confirm yet (the status
+// state, no status check (or more than one) knows the reference, or the event's amount,
+// currency, metadata, session or transaction id differs from the service's. One it cannot confirm yet (the status
 // check says pending, or could not be reached) is answered 503 with Retry-After, so a
 // genuine sender delivers it again later. Both are logged. Pending notices and events
 // without a status check (the subscription trial) pass unchecked: they settle nothing.
@@ -79,6 +86,12 @@ func WithStatusCheckConfirmation(c *Client) WebhookOption {
 // The handler keeps no clock of its own while it reads: serve it from an http.Server with
 // a ReadTimeout (and ReadHeaderTimeout), which bounds a sender that trickles its body.
 func NewWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOption) http.Handler {
+	h := newWebhookHandler(fn, opts...)
+	h.other = nil // fn receives every event
+	return h
+}
+
+func newWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOption) *webhookHandler {
 	h := &webhookHandler{fn: fn, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(h)
@@ -86,11 +99,25 @@ func NewWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOpt
 	return h
 }
 
+// WithEventHandler gives Tracker.Handler the merchant's function for the events that
+// settle no tracked movement: the subscription trial webhook, a checkout webhook for a
+// session no Tracker tracks (confirmed first: fn receives the payment Payments.Get
+// returned), and any other event ParseEvent reads that is no money movement's. Without
+// it such events are answered 200 and logged at warning level. An error from fn is
+// answered 500, so the sender delivers the event again. Money movement callbacks never
+// reach fn: they settle their movement, reported by Await and OnOutcome. NewWebhookHandler
+// ignores this option: its function receives every event.
+func WithEventHandler(fn func(context.Context, Event) error) WebhookOption {
+	return func(h *webhookHandler) { h.other = fn }
+}
+
 type webhookHandler struct {
 	fn        func(context.Context, Event) error
-	seen      *seenSet     // nil without WithDedupe
-	stored    *storeDedupe // nil without WithDedupeStore
-	confirmer *Client      // nil without WithStatusCheckConfirmation
+	seen      *seenSet      // nil without WithDedupe
+	stored    *storeDedupe  // nil without WithDedupeStore
+	confirmer *Client       // nil without WithStatusCheckConfirmation
+	lookup    trackedLookup // the Tracker's store under Tracker.Handler, else nil
+	other     func(context.Context, Event) error
 	logger    *slog.Logger
 }
 
@@ -113,14 +140,14 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, err := ParseEvent(body)
 	if err == nil && isMovementCallback(ev) {
 		// No movement has such a reference: refuse it before anything is recorded of it.
-		err = lookupReference("reference", ev.Reference(), maxClientReference)
+		err = checkCallbackReference(ev)
 	}
 	if err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
 		refuse(w, http.StatusBadRequest)
 		return
 	}
-	ctx := r.Context()
+	ctx := withClaim(r.Context(), UnconfirmedClaim{Event: ev, Body: body})
 	finish := func(bool) {}
 	if h.stored != nil {
 		var proceed bool
@@ -139,7 +166,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		finish(handled)
 	}()
 	if h.confirmer != nil {
-		conf := confirmEvent(ctx, h.confirmer, ev)
+		conf := confirmEvent(ctx, h.confirmer, h.lookup, ev)
 		if conf.status != http.StatusOK {
 			h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[ev.State()],
 				append(eventAttrs(ev), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
@@ -147,8 +174,8 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ctx, ev = withConfirmedOutcome(ctx, conf.outcome), conf.truth
-		// The truth may differ from the claim (another code): a copy of it handled
-		// already is a duplicate too.
+		// The truth may name another reference than the claim (a checkout's session): a
+		// copy of it handled already is a duplicate too.
 		if held, ok = h.hold(ctx, w, ev, held); !ok {
 			return
 		}
@@ -250,11 +277,14 @@ func eventAttrs(ev Event) []slog.Attr {
 }
 
 // dedupeKey identifies an event for deduplication: the same operation in the same state.
+// It holds the facts a confirmation settles, kind, state and reference, never a field
+// only the sender chooses (a response code: a forged failure code per delivery would
+// otherwise reach merchant code each time).
 func dedupeKey(ev Event) string {
-	// Kind, state and code come from fixed vocabularies without a slash, and the
-	// reference comes last, so no two events share a key; every database keeps it (no
-	// NUL bytes), so the handler's own memory and a shared Store use the same key.
-	return string(ev.Kind()) + "/" + string(ev.State()) + "/" + string(ev.Code()) + "/" + ev.Reference()
+	// Kind and state come from fixed vocabularies without a slash, and the reference
+	// comes last, so no two events share a key; every database keeps it (no NUL bytes),
+	// so the handler's own memory and a shared Store use the same key.
+	return string(ev.Kind()) + "/" + string(ev.State()) + "/" + ev.Reference()
 }
 
 // seenSet remembers the last n events handled, forgetting the oldest first, and the

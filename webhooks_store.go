@@ -14,9 +14,10 @@ import (
 // without calling the function again, one another instance is handling right now is
 // answered 503 with Retry-After, so the sender delivers it again later. A delivery is
 // recorded as handled only once the function returned nil; an error or a panic forgets
-// it, so its redelivery is handled. Events are the same when their kind, reference,
-// state and response code are (as for WithDedupe). The store's leases run on the wall
-// clock; Tracker.Handler uses the Tracker's Clock and Owner instead.
+// it, so its redelivery is handled. Events are the same when their kind, reference and
+// state are, never by a code or other field the sender chooses (as for WithDedupe). The
+// store's leases run on the wall clock; Tracker.Handler uses the Tracker's Clock and
+// Owner instead.
 func WithDedupeStore(store Store) WebhookOption {
 	return withCallbackStore(store, randomOwner(), wallClock{}, DefaultLease)
 }

@@ -437,6 +437,7 @@ func TestSeenSetStaysBounded(t *testing.T) {
 func confirmingHandler(t *testing.T, opts ...WebhookOption) (http.Handler, *webhookRecorder, *httpmock.MockTransport, *bytes.Buffer) {
 	t.Helper()
 	c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
+	knowsNothingElse(t, mock)
 	var rec webhookRecorder
 	var logs bytes.Buffer
 	opts = append([]WebhookOption{WithStatusCheckConfirmation(c), WithWebhookLogger(slog.New(slog.NewTextHandler(&logs, nil)))}, opts...)
@@ -457,7 +458,7 @@ func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
 	assert.Contains(t, logs.String(), "reference=rcv1044")
 
 	// Once the status check says failed, the claim is contradicted.
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json"))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureAbout(t, http.StatusOK, "payments/receive_status_failed.json", "rcv1044"))
 	assert.Equal(t, http.StatusForbidden, post(t, h, forged).Code)
 
 	// A reference no status check knows is contradicted too.
@@ -465,7 +466,7 @@ func TestStatusCheckConfirmationRefusesAForgedSuccess(t *testing.T) {
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/direct-debit/status/nosuchref", fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
 	w = post(t, h, []byte(`{"ResponseCode":"0000","Message":"success","Data":{"ClientReference":"nosuchref","PaymentDate":"x"}}`))
 	assert.Equal(t, http.StatusForbidden, w.Code)
-	assert.Contains(t, logs.String(), "no status check knows")
+	assert.Contains(t, logs.String(), "no status check of [receive direct_debit] knows")
 	assert.Zero(t, rec.calls.Load())
 }
 
@@ -477,11 +478,12 @@ func TestStatusCheckConfirmationPassesATrueSuccess(t *testing.T) {
 
 	// The status check catches up: the redelivery is confirmed (a refusal is not
 	// remembered by the dedupe), and handled once.
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_paid.json"))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureAbout(t, http.StatusOK, "payments/receive_status_paid.json", "rcv1044"))
 	assert.Equal(t, http.StatusOK, post(t, h, success).Code)
+	before := mock.GetTotalCallCount()
 	assert.Equal(t, http.StatusOK, post(t, h, success).Code)
 	assert.EqualValues(t, 1, rec.calls.Load())
-	assert.Equal(t, 2, mock.GetTotalCallCount(), "a redelivery already handled needs no status check")
+	assert.Equal(t, before, mock.GetTotalCallCount(), "a redelivery already handled needs no status check")
 }
 
 func TestStatusCheckConfirmationOfEveryShape(t *testing.T) {
@@ -543,15 +545,20 @@ func TestStatusCheckConfirmationOfEveryShape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, rec, mock, _ := confirmingHandler(t)
+			ev, err := ParseEvent(fixture(t, tt.event))
+			require.NoError(t, err)
 			for path, name := range tt.responses {
 				if name == "404" {
 					mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
 					continue
 				}
-				mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusOK, name))
+				mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureAbout(t, http.StatusOK, name, ev.Reference()))
 			}
 			assert.Equal(t, tt.want, post(t, h, fixture(t, tt.event)).Code)
-			assert.Equal(t, len(tt.responses), mock.GetTotalCallCount())
+			calls := mock.GetCallCountInfo()
+			for path := range tt.responses {
+				assert.Equal(t, 1, calls["GET "+mockBaseURL+path], "%s asked once", path)
+			}
 			wantCalls := int64(0)
 			if tt.want == http.StatusOK {
 				wantCalls = 1
@@ -563,7 +570,7 @@ func TestStatusCheckConfirmationOfEveryShape(t *testing.T) {
 
 func TestTrackerHandlerWithConfirmationIgnoresAForgedSuccess(t *testing.T) {
 	tr, mock, clock := newTestTracker(t, TrackerOptions{})
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureResponder(t, http.StatusOK, "payments/receive_status_failed.json"))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/rcv1044", fixtureAsked(t, http.StatusOK, "payments/receive_status_failed.json"))
 	h := tr.Handler(WithStatusCheckConfirmation(tr.client))
 	result := awaitAsync(context.Background(), tr, KindReceive, "rcv1044")
 	clock.waitTimers(1)
@@ -669,7 +676,7 @@ func registerStatus(t *testing.T, mock *httpmock.MockTransport, path, name strin
 		mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusNotFound, "payments/status_not_found.json"))
 		return
 	}
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureResponder(t, http.StatusOK, name))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+path, fixtureAsked(t, http.StatusOK, name))
 }
 
 // A forged failure is as costly as a forged success: a merchant told a payout failed pays

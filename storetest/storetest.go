@@ -13,6 +13,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +43,10 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"Reconcile", testReconcile},
 		{"PendingCountsUnsettledMovements", testPending},
 		{"Purge", testPurge},
+		{"KeepsWhatWasAskedAndConfirmed", testKeepsAskedAndConfirmed},
+		{"ReleaseForgetsAMovementNeverSent", testRelease},
+		{"RecordReference", testRecordReference},
+		{"RanksFinalStates", testRanks},
 		{"ConcurrentTrack", testConcurrentTrack},
 		{"ConcurrentClaimsHoldOneOwner", testConcurrentClaims},
 		{"ConcurrentSettleFirstWins", testConcurrentSettle},
@@ -216,7 +222,7 @@ func testBadInput(t *testing.T, s billing.Store) {
 		_, _, err := s.Settle(ctx, k, o, nil)
 		wantValidation(t, fmt.Sprintf("Settle(%+v)", o), err)
 	}
-	_, _, err := s.Settle(ctx, billing.MovementKey{Callback: billing.EventKindPaymentSucceeded, ClientReference: "x"}, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	_, _, err := s.Settle(ctx, billing.MovementKey{Callback: billing.EventKindSubscriptionTrial, ClientReference: "x"}, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
 	wantValidation(t, "Settle of a key that is no movement's", err)
 	_, _, err = s.Settle(ctx, k, outcome(billing.EventSucceeded, billing.SourceCallback, 0), make([]byte, billing.MaxEventBytes+1))
 	wantValidation(t, "Settle with a body too large", err)
@@ -945,6 +951,132 @@ func testConcurrentReports(t *testing.T, s billing.Store) {
 	for id, n := range reported {
 		if n != 1 {
 			t.Fatalf("%s reported %d times under live leases, want 1", id, n)
+		}
+	}
+}
+
+func testKeepsAskedAndConfirmed(t *testing.T, s billing.Store) {
+	m := movement(billing.KindCheckout, "order7", 0)
+	m.Amount, m.Currency = 5000, "GHS"
+	track(t, s, m)
+	e := get(t, s, m.Key())
+	if e.Movement.Amount != 5000 || e.Movement.Currency != "GHS" || e.Movement.Kind != billing.KindCheckout {
+		t.Fatalf("Get = %+v, want the amount and currency asked", e.Movement)
+	}
+	o := outcome(billing.EventMismatched, billing.SourceStatusCheck, time.Minute)
+	o.Currency, o.ServiceReference, o.Amount = "NGN", "ref_ABC123", 4000
+	settle(t, s, m.Key(), o, nil)
+	got := get(t, s, m.Key()).Final
+	if got == nil || got.Outcome.State != billing.EventMismatched || got.Outcome.Currency != "NGN" ||
+		got.Outcome.ServiceReference != "ref_ABC123" || got.Outcome.Amount != 4000 || got.Outcome.Kind != billing.KindCheckout {
+		t.Fatalf("settled %+v, want the outcome as given", got)
+	}
+	for _, state := range []billing.EventState{billing.EventExpired, billing.EventUnknown} {
+		k := key(t, billing.KindCheckout, "order8"+string(state))
+		track(t, s, movement(billing.KindCheckout, k.ClientReference, 0))
+		if st, changed := settle(t, s, k, outcome(state, billing.SourceStatusCheck, time.Minute), nil); !changed || st.Outcome.State != state {
+			t.Fatalf("Settle(%s) = %+v, %v", state, st, changed)
+		}
+	}
+}
+
+func testRelease(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	m := movement(billing.KindReceive, "never1", 0)
+	track(t, s, m)
+	if ok, err := s.Release(ctx, m.Key(), at(time.Second)); err != nil || ok {
+		t.Fatalf("Release of another start = %v, %v; want false", ok, err)
+	}
+	if ok, err := s.Release(ctx, m.Key(), m.StartedAt); err != nil || !ok {
+		t.Fatalf("Release = %v, %v; want true", ok, err)
+	}
+	if e := get(t, s, m.Key()); e.Tracked || e.Final != nil {
+		t.Fatalf("a released movement is still known: %+v", e)
+	}
+	if n, _, err := s.Pending(ctx); err != nil || n != 0 {
+		t.Fatalf("Pending = %d, %v after Release", n, err)
+	}
+	if r, err := s.Reconcile(ctx, at(-time.Hour), at(time.Hour), at(time.Hour)); err != nil || len(r.Overdue) != 0 {
+		t.Fatalf("Reconcile = %+v, %v after Release", r, err)
+	}
+	if _, created, err := s.Track(ctx, m); err != nil || !created {
+		t.Fatalf("Track after Release: created=%v err=%v", created, err)
+	}
+	// A settled movement, or one a callback was kept for, is never released.
+	settle(t, s, m.Key(), outcome(billing.EventFailed, billing.SourceRequest, time.Second), nil)
+	if ok, err := s.Release(ctx, m.Key(), m.StartedAt); err != nil || ok {
+		t.Fatalf("Release of a settled movement = %v, %v", ok, err)
+	}
+	heard := movement(billing.KindReceive, "heard1", 0)
+	track(t, s, heard)
+	c := billing.Callback{Key: heard.Key(), DedupeKey: "transaction/succeeded/heard1", Body: []byte(`{"x":1}`), At: at(time.Second)}
+	if _, err := s.BeginCallback(ctx, c, "a", at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Release(ctx, heard.Key(), heard.StartedAt); err != nil || ok {
+		t.Fatalf("Release of a movement with a callback = %v, %v", ok, err)
+	}
+	if ok, err := s.Release(ctx, key(t, billing.KindSend, "unknown1"), at(0)); err != nil || ok {
+		t.Fatalf("Release of an unknown key = %v, %v", ok, err)
+	}
+	_, err := s.Release(ctx, billing.MovementKey{}, at(0))
+	wantValidation(t, "Release of no key", err)
+	_, err = s.Release(ctx, m.Key(), time.Time{})
+	wantValidation(t, "Release without a start", err)
+}
+
+func testRecordReference(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	k := key(t, billing.KindCheckout, "order9")
+	if _, err := s.RecordReference(ctx, k, "ref_A1"); !errors.Is(err, billing.ErrNotTracked) {
+		t.Fatalf("RecordReference of an untracked key: %v, want ErrNotTracked", err)
+	}
+	track(t, s, movement(billing.KindCheckout, "order9", 0))
+	m, err := s.RecordReference(ctx, k, "ref_A1")
+	if err != nil || m.ServiceReference != "ref_A1" {
+		t.Fatalf("RecordReference = %+v, %v", m, err)
+	}
+	if m, err = s.RecordReference(ctx, k, "ref_B2"); err != nil || m.ServiceReference != "ref_A1" {
+		t.Fatalf("a second RecordReference = %+v, %v; the first stands", m, err)
+	}
+	if e := get(t, s, k); e.Movement.ServiceReference != "ref_A1" {
+		t.Fatalf("Get = %+v", e.Movement)
+	}
+	due := claimDue(t, s, "a", wait, wait+time.Minute)
+	if len(due) != 1 || due[0].ServiceReference != "ref_A1" {
+		t.Fatalf("ClaimDue = %+v, want the reference recorded", due)
+	}
+	for _, bad := range []string{"", "a/b", strings.Repeat("x", 65)} {
+		_, err := s.RecordReference(ctx, k, bad)
+		wantValidation(t, fmt.Sprintf("RecordReference(%q)", bad), err)
+	}
+}
+
+func testRanks(t *testing.T, s billing.Store) {
+	type step struct {
+		state billing.EventState
+		src   billing.OutcomeSource
+		takes bool
+	}
+	for i, steps := range [][]step{
+		{{billing.EventUnknown, billing.SourceStatusCheck, true}, {billing.EventExpired, billing.SourceStatusCheck, true}, {billing.EventSucceeded, billing.SourceCallback, true}, {billing.EventFailed, billing.SourceCallback, false}},
+		{{billing.EventSucceeded, billing.SourceCallback, true}, {billing.EventMismatched, billing.SourceStatusCheck, false}},
+		{{billing.EventFailed, billing.SourceRequest, true}, {billing.EventSucceeded, billing.SourceCallback, false}},
+	} {
+		k := key(t, billing.KindCheckout, fmt.Sprintf("rank%d", i))
+		track(t, s, movement(billing.KindCheckout, k.ClientReference, 0))
+		var ids []string
+		for j, st := range steps {
+			got, changed := settle(t, s, k, outcome(st.state, st.src, time.Duration(j+1)*time.Minute), nil)
+			if changed != st.takes {
+				t.Fatalf("sequence %d step %d (%s by %s): changed=%v, want %v", i, j, st.state, st.src, changed, st.takes)
+			}
+			if changed {
+				ids = append(ids, got.ID)
+			}
+		}
+		if len(ids) != len(slices.Compact(slices.Clone(ids))) {
+			t.Fatalf("sequence %d: every replacement is a new outcome: %v", i, ids)
 		}
 	}
 }

@@ -1,7 +1,10 @@
-// Checkout creates hosted checkout sessions: the backend creates the session, sends the
-// payer to its checkout URL, and learns the outcome from the payment.succeeded webhook
-// and from Payments.Get. With no credentials in the environment it runs against an
-// embedded sandbox, which also plays the payer on the checkout page.
+// Checkout creates hosted checkout sessions and tracks them durably: the backend
+// creates the session through a Tracker (which records it before the request and keeps
+// the session's reference), sends the payer to its checkout URL, and learns the outcome
+// from the payment.succeeded webhook, confirmed by Payments.Get, or from Payments.Get
+// alone when no webhook comes; a session left unpaid for 24 hours settles expired. With
+// no credentials in the environment it runs against an embedded sandbox with a manual
+// clock, which also plays the payer on the checkout page.
 //
 //	go run ./examples/checkout
 package main
@@ -11,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -29,70 +33,75 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	// The webhook URL registered in the dashboard receives payment.succeeded.
-	events := make(chan billing.Event, 8)
-	webhookURL, stop, err := serve(billing.NewWebhookHandler(func(_ context.Context, ev billing.Event) error {
-		events <- ev
-		return nil
-	}))
+	// The Tracker's handler is the webhook URL registered in the dashboard: it settles
+	// the checkouts it tracks, and gives every other event to the event handler.
+	mux := http.NewServeMux() // its route is added once the Tracker exists
+	webhookURL, stop, err := serve(mux)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	c, sandbox, err := connect(out, billingtest.WithWebhookURL(webhookURL))
+	c, sandbox, err := connect(out, billingtest.WithWebhookURL(webhookURL+"/webhooks"), billingtest.WithManualClock())
 	if err != nil {
 		return err
 	}
+	opts := billing.TrackerOptions{Logger: slog.New(slog.DiscardHandler)} // the in-memory store
 	if sandbox != nil {
 		defer sandbox.Close()
+		opts.Clock = sandbox.Clock() // the sandbox's time: a day passes in a moment
 	}
+	tracker := billing.NewTracker(c, opts)
+	mux.Handle("/webhooks", tracker.Handler(billing.WithEventHandler(func(_ context.Context, ev billing.Event) error {
+		fmt.Fprintf(out, "an event no checkout of ours settles: %s %s\n", ev.Kind(), ev.Reference())
+		return nil
+	})))
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	go func() { _ = tracker.Run(runCtx) }() // the status checks, for sessions whose webhook never comes
 
-	pay, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{
-		Amount:      5000, // minor units: GHS 50.00
-		Description: "Two bags of rice",
-		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233 24 123 4567"},
-		Metadata:    billing.Metadata{"orderId": "1042"},
-		ReturnURL:   "https://shop.example.com/orders/1042",
+	pay, err := tracker.CreateCheckout(ctx, &billing.CheckoutParams{
+		Amount:          5000, // minor units: GHS 50.00
+		Currency:        "GHS",
+		Description:     "Two bags of rice",
+		Customer:        billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233 24 123 4567"},
+		Metadata:        billing.Metadata{"orderId": "1042"},
+		ClientReference: "order1042", // required when tracked: the key of the checkout
+		ReturnURL:       "https://shop.example.com/orders/1042",
 	})
 	if err != nil {
 		return fmt.Errorf("creating the session: %w", err)
 	}
 	fmt.Fprintf(out, "session %s: %s; send the payer to %s\n", pay.Reference, pay.Status, pay.CheckoutURL)
 	if sandbox == nil {
-		return nil // a real payer completes the page; the webhook and Payments.Get tell the outcome
+		return nil // a real payer completes the page; Await or OnOutcome tells the outcome
 	}
 
-	// The payer confirms on the page and enters the mobile-money PIN.
+	// The payer confirms on the page and enters the mobile-money PIN; the webhook comes.
 	if err := sandbox.CompleteCheckout(pay.Reference, "MOBILE_MONEY", "succeeded"); err != nil {
 		return err
 	}
-	select {
-	case ev := <-events:
-		fmt.Fprintf(out, "webhook %s for %s: %s\n", ev.Kind(), ev.Reference(), ev.State())
-	case <-ctx.Done():
-		return fmt.Errorf("no webhook: %w", ctx.Err())
-	}
-	pay, err = c.Payments.Get(ctx, pay.Reference)
+	sandbox.Advance(0) // the sandbox posts the webhook
+	paid, err := tracker.Await(ctx, billing.KindCheckout, "order1042")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "paid %s by %s (%s): fee %s, net %s; fulfil: %t\n",
-		billing.Money{Amount: pay.Amount, Currency: pay.Currency}, pay.Method, pay.MobileMoneyDetail.Network,
-		billing.Money{Amount: pay.Fee, Currency: pay.Currency}, billing.Money{Amount: pay.Net, Currency: pay.Currency}, pay.Succeeded())
+	// The payment the service holds, never what the webhook said.
+	p := paid.Event.(*billing.CheckoutEvent).Data
+	fmt.Fprintf(out, "order1042: %s by %s: %s, fee %s; fulfil: %t\n", paid.State, paid.Source,
+		billing.Money{Amount: paid.Amount, Currency: paid.Currency}, billing.Money{Amount: p.Fee, Currency: p.Currency}, paid.Succeeded())
 
-	// A declined card ends the session FAILED, and sends no webhook.
-	declined, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 12000, Description: "Annual plan"})
+	// A second payer opens the page and leaves. A day later the session is expired.
+	left, err := tracker.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 12000, Currency: "GHS", Description: "Annual plan", ClientReference: "order1043"})
 	if err != nil {
 		return err
 	}
-	if err := sandbox.CompleteCheckout(declined.Reference, "CARD", "failed"); err != nil {
-		return err
-	}
-	declined, err = c.Payments.Get(ctx, declined.Reference)
+	fmt.Fprintf(out, "session %s: %s\n", left.Reference, left.Status)
+	sandbox.Advance(24*time.Hour + time.Minute)
+	expired, err := tracker.Await(ctx, billing.KindCheckout, "order1043")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "second session %s: %s (%s)\n", declined.Status, declined.FailureCode, declined.FailureMessage)
+	fmt.Fprintf(out, "order1043: %s; fulfil: %t\n", expired.State, expired.Succeeded())
 	return nil
 }
 

@@ -36,7 +36,15 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	c, sandbox, err := connect(out)
+	// One endpoint takes every callback and every webhook: the Tracker's handler. Its
+	// routes are added once the Tracker exists.
+	mux := http.NewServeMux()
+	base, stop, err := serve(mux)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	c, sandbox, err := connect(out, billingtest.WithWebhookURL(base+"/webhooks"))
 	if err != nil {
 		return err
 	}
@@ -52,15 +60,18 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	tracker := billing.NewTracker(c, opts)
 
-	// One endpoint takes every callback. It answers redeliveries without handling them
-	// twice, and believes a claimed success or failure only once the status check agrees:
-	// callbacks carry no signature, so anyone could post one.
-	handler := tracker.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(c))
-	base, stop, err := serve(handler)
-	if err != nil {
-		return err
-	}
-	defer stop()
+	// The handler answers redeliveries without handling them twice, and believes a
+	// claimed success or failure only once the status check of the tracked kind agrees:
+	// callbacks carry no signature, so anyone could post one. Money movements settle in
+	// the Tracker (Await, OnOutcome); every event that settles no movement it tracks (a
+	// subscription's trial, a checkout made without the Tracker) goes to the event
+	// handler, confirmed first. Without one, those are answered and logged.
+	handler := tracker.Handler(billing.WithDedupe(0), billing.WithEventHandler(func(_ context.Context, ev billing.Event) error {
+		fmt.Fprintf(out, "the shop's own event: %s, %s\n", ev.Kind(), ev.State())
+		return nil
+	}))
+	mux.Handle("/callbacks", handler) // the callback URL of each request
+	mux.Handle("/webhooks", handler)  // the webhook URL registered in the dashboard
 	callbackURL := base + "/callbacks"
 	if public := os.Getenv("BILLING_CALLBACK_URL"); public != "" {
 		callbackURL = public // where a real service can reach this endpoint
@@ -125,6 +136,19 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("awaiting %s: %w", silent, err)
 	}
 	report(out, o, run)
+
+	// A donation page the shop made without the Tracker: its webhook reaches the event
+	// handler as the payment the service holds.
+	if sandbox != nil {
+		donation, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 1000, Description: "Donation"})
+		if err != nil {
+			return err
+		}
+		if err := sandbox.CompleteCheckout(donation.Reference, "CARD", "succeeded"); err != nil {
+			return err
+		}
+		sandbox.Advance(0) // the sandbox posts the webhook
+	}
 	return nil
 }
 
@@ -132,8 +156,12 @@ func run(ctx context.Context, out io.Writer) error {
 func report(out io.Writer, o *billing.Outcome, run int64) {
 	verdict := "fulfil the order"
 	switch {
-	case o.Failed():
+	case o.Failed(), o.Expired():
 		verdict = "nothing moved"
+	case o.Mismatched():
+		verdict = "money moved, but not as asked: look at it"
+	case o.Unknown():
+		verdict = "unknown: ask the service"
 	case o.IsPending():
 		verdict = "still pending: ask again later"
 	}

@@ -29,6 +29,7 @@ func TestWebhooksRuns(t *testing.T) {
 		"a forged success callback was answered 403: nothing was fulfilled\n",
 		"no callback for order…silent; moving the sandbox clock five minutes on\n",
 		"receive order…silent: succeeded by status_check, code 0000, GHS 50.00: fulfil the order\n",
+		"the shop's own event: payment.succeeded, succeeded\n",
 	} {
 		assert.Contains(t, out.String(), line)
 	}
