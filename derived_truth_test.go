@@ -21,13 +21,13 @@ func readStatus(c *Client, kind Kind, ref string) (*Outcome, error) {
 	return movements[kind].status(context.Background(), c, Movement{Kind: kind, ClientReference: ref})
 }
 
-// referenceField matches the fields a status check names its movement by.
-var referenceField = regexp.MustCompile(`("(?i:clientReference|clientReferenceId|reference)"\s*:\s*)"[^"]*"`)
+// statusReferenceField matches the fields a status check names its movement by.
+var statusReferenceField = regexp.MustCompile(`("(?i:clientReference|clientReferenceId|reference)"\s*:\s*)"[^"]*"`)
 
 // fixtureAbout is fixtureResponder with every reference the fixture names set to ref:
 // a status check answers about the reference it was asked, or its answer is no answer.
 func fixtureAbout(t testing.TB, status int, name, ref string) httpmock.Responder {
-	body := referenceField.ReplaceAll(fixture(t, name), []byte(`${1}"`+ref+`"`))
+	body := statusReferenceField.ReplaceAll(fixture(t, name), []byte(`${1}"`+ref+`"`))
 	return func(*http.Request) (*http.Response, error) {
 		resp := httpmock.NewBytesResponse(status, body)
 		resp.Header.Set("Content-Type", "application/json")

@@ -257,6 +257,16 @@ func (b *boundedStore) Purge(ctx context.Context, before time.Time) (int, error)
 	return bounded(b, ctx, "Purge", func(ctx context.Context) (int, error) { return b.Store.Purge(ctx, before) })
 }
 
+func (b *boundedStore) Release(ctx context.Context, key MovementKey, startedAt time.Time) (bool, error) {
+	return bounded(b, ctx, "Release", func(ctx context.Context) (bool, error) { return b.Store.Release(ctx, key, startedAt) })
+}
+
+func (b *boundedStore) RecordReference(ctx context.Context, key MovementKey, serviceReference string) (Movement, error) {
+	return bounded(b, ctx, "RecordReference", func(ctx context.Context) (Movement, error) {
+		return b.Store.RecordReference(ctx, key, serviceReference)
+	})
+}
+
 // renewReport is s's RenewReport, bounded as s's other calls are; nil when s has none.
 func renewReport(s Store) func(ctx context.Context, id, owner string, leaseUntil time.Time) error {
 	b, isBounded := s.(*boundedStore)

@@ -244,6 +244,20 @@ func (h *hangStore) Purge(ctx context.Context, before time.Time) (int, error) {
 	return h.open.Purge(ctx, before)
 }
 
+func (h *hangStore) Release(ctx context.Context, key MovementKey, startedAt time.Time) (bool, error) {
+	if h.hang("Release") {
+		return false, errReleased
+	}
+	return h.open.Release(ctx, key, startedAt)
+}
+
+func (h *hangStore) RecordReference(ctx context.Context, key MovementKey, serviceReference string) (Movement, error) {
+	if h.hang("RecordReference") {
+		return Movement{}, errReleased
+	}
+	return h.open.RecordReference(ctx, key, serviceReference)
+}
+
 func (h *hangStore) RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error {
 	if h.hang("RenewReport") {
 		return errReleased

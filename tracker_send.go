@@ -89,7 +89,7 @@ func (t *Tracker) CreateCheckout(ctx context.Context, p *CheckoutParams) (*Payme
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	if err := clientReference("clientReference", p.ClientReference); err != nil {
+	if err := referenceCheckout.required("ClientReference", p.ClientReference); err != nil {
 		return nil, err
 	}
 	pay, err := trackThenSend(ctx, t, KindCheckout, p.ClientReference, Money{p.Amount, p.Currency}, func() (*Payment, error) {
