@@ -654,6 +654,9 @@ func (w *world) checkEveryResolvedMovementReported(rt *rapid.T) {
 		if !m.tracked || !m.sent || w.trackedKind[shapeKey(m.kind, m.ref)] != m.kind {
 			continue
 		}
+		if w.statusAmbiguous(m.ref) {
+			continue
+		}
 		if t, n := w.truth(m.kind, m.ref); n > 0 && t.State != "pending" && !reported[string(m.kind)+"/"+m.ref] {
 			missing = append(missing, fmt.Sprintf("%s %s (%s in the sandbox)", m.kind, m.ref, t.State))
 		}
@@ -661,6 +664,15 @@ func (w *world) checkEveryResolvedMovementReported(rt *rapid.T) {
 	if len(missing) > 0 {
 		rt.Fatalf("never reported to OnOutcome after 36 minutes: %s", strings.Join(missing, ", "))
 	}
+}
+
+// statusAmbiguous reports whether the service itself cannot tell two movements of ref
+// apart: a receive and a send share their status check's path, so with both under one
+// reference it answers for one of them, and the other may stay unknown for ever.
+func (w *world) statusAmbiguous(ref string) bool {
+	_, receives := w.truth(billing.KindReceive, ref)
+	_, sends := w.truth(billing.KindSend, ref)
+	return receives > 0 && sends > 0
 }
 
 // roundClock is the sandbox's clock that says when Run goes to sleep after a round.
