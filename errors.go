@@ -108,8 +108,10 @@ var (
 	// ErrOutcomeUnknown: a money movement may or may not have happened. It was sent, but
 	// no definite answer came back (timeout, reset connection, 5xx, response code 0005,
 	// a redirect or any other answer that is neither yes nor no, a 2xx without an
-	// accepting code and data, or a refusal of a re-send the first attempt may explain).
-	// A write that is not a money movement answered by a 1xx or 3xx gets it too.
+	// accepting code and data, an answer that says yes and no at once such as success
+	// false with an accepting code, or a refusal of a re-send the first attempt may
+	// explain). A write that is not a money movement answered by a 1xx or 3xx gets it
+	// too, and so does a mandate cancel that failed after it was sent.
 	// Never re-send it blindly: resolve it with the status check or the Tracker.
 	ErrOutcomeUnknown = errors.New("billing: outcome unknown")
 	// ErrInsufficientCredits: a credit deduct asked for more than the wallet's balance
