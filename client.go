@@ -501,6 +501,9 @@ func (o *op) sideEffects() bool {
 // send runs o through the pipeline and returns the envelope's data.
 func send[T any](ctx context.Context, c *Client, o *op) (*T, error) {
 	env := new(envelope[T])
+	if p, ok := any(&env.Data).(itemBounded); ok {
+		p.boundItems(pageLimit(o.query))
+	}
 	if err := c.do(ctx, o, env); err != nil {
 		return nil, err
 	}
@@ -531,7 +534,17 @@ type envelope[T any] struct {
 }
 
 func (e *envelope[T]) header() *envelopeHeader { return &e.envelopeHeader }
-func (e *envelope[T]) reset()                  { *e = envelope[T]{} }
+
+// reset empties e for another attempt's answer; a page keeps its bound.
+func (e *envelope[T]) reset() {
+	e.envelopeHeader = envelopeHeader{}
+	if p, ok := any(&e.Data).(itemBounded); ok {
+		p.resetData()
+		return
+	}
+	var zero T
+	e.Data = zero
+}
 
 // hasData reports whether the body's data gave the result anything: not absent, null,
 // {}, or only fields the SDK does not read.

@@ -75,7 +75,7 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 		return fmt.Errorf("%w: larger than %d bytes", errUnreadableBody, limit)
 	}
 	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
-		return fmt.Errorf("%w: %v", errUnreadableBody, err)
+		return fmt.Errorf("%w: %w", errUnreadableBody, err)
 	}
 	if out.header().failed() {
 		r.body = bytes.Clone(buf.Bytes())

@@ -142,6 +142,9 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		if !st.reached {
 			return true, nil
 		}
+		if errors.Is(err, ErrPageTooLarge) {
+			return false, nil // the service's answer, which another attempt repeats
+		}
 		if errors.Is(err, errUnreadableBody) {
 			return st.class == retryRead, nil
 		}
