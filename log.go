@@ -5,8 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // logResult writes one line per call. It names the method, the path with numbers
@@ -44,16 +47,22 @@ func (c *Client) logResult(ctx context.Context, o *op, st *attemptState, res *re
 	c.logger.LogAttrs(ctx, level, "billing request", attrs...)
 }
 
-// maskNumbers masks every number of seven or more digits but its last three, so MSISDNs
-// and account numbers in paths (mandate cancel, send-to-bank), transport errors and the
-// service's messages never reach logs or errors in full.
+// maskNumbers masks what names a person in text bound for logs and error strings: every
+// number of seven or more digits but its last three (MSISDNs and account numbers in
+// paths, transport errors and the service's messages), and every email address but the
+// first character of its local part ("a***@example.com").
 //
-// A number may be written in groups joined by single spaces or hyphens ("+233 55 777
-// 1234", "233-557-771-234"); its digits are counted together. An ISO date
-// (2025-01-15) is not a number. A run joined to letters or an underscore is part of an
-// id or a reference ("cus_01H…", "ref0001234567") and stays as it is, unless the
-// letters before it name a number ("msisdn233…", "ACC998…", "customerMsisdn233…").
+// A number may be written in groups joined by separators: spaces of any kind (NBSP,
+// NNBSP, thin and other Unicode spaces), zero-width characters, dots, hyphens and dashes,
+// underscores, up to three of them between two groups ("+233 55 777 1234",
+// "233.55.777.1234", "233_557_771_234"); its digits are counted together. Letters after
+// it do not hide it ("9988776655443X"). An ISO date (2025-01-15) and a dotted IPv4
+// address before a port are not numbers. A run joined to letters or an underscore before it is part
+// of an id or a reference ("cus_01H…", "ref0001234567") and stays as it is, unless the
+// letters before it, or before an underscore, name a number ("msisdn233…",
+// "msisdn_233…", "ACC998…", "customerMsisdn233…").
 func maskNumbers(s string) string {
+	s = maskEmails(s)
 	var out []byte
 	for i := 0; i < len(s); {
 		if !isDigit(s[i]) {
@@ -67,16 +76,23 @@ func maskNumbers(s string) string {
 				i++
 				digits++
 			}
-			// Another group follows a single separator.
-			if i+1 < len(s) && (s[i] == ' ' || s[i] == '-') && isDigit(s[i+1]) {
-				i++
+			// Another group follows one to three separators.
+			j := i
+			for n := 0; n < 3; n++ {
+				w := separatorLen(s, j)
+				if w == 0 {
+					break
+				}
+				j += w
+			}
+			if j > i && j < len(s) && isDigit(s[j]) {
+				i = j
 				continue
 			}
 			break
 		}
 		joinedBefore := start > 0 && isWordByte(s[start-1]) && !numberLabelBefore(s, start)
-		joinedAfter := i < len(s) && isWordByte(s[i])
-		if digits < 7 || joinedBefore || joinedAfter || isoDate(s[start:i]) {
+		if digits < 7 || joinedBefore || isoDate(s[start:i]) || (ipv4(s[start:i]) && i < len(s) && s[i] == ':') {
 			continue
 		}
 		if out == nil {
@@ -95,25 +111,132 @@ func maskNumbers(s string) string {
 	return string(out)
 }
 
+// separatorLen returns the length in bytes of the separator that starts s[i:], or 0:
+// a Unicode space or zero-width character, a dot, an underscore, or a hyphen or dash.
+func separatorLen(s string, i int) int {
+	if i >= len(s) {
+		return 0
+	}
+	switch s[i] {
+	case ' ', '.', '-', '_', '\t':
+		return 1
+	}
+	if s[i] < utf8.RuneSelf {
+		return 0
+	}
+	r, w := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case unicode.IsSpace(r), unicode.Is(unicode.Zs, r), unicode.Is(unicode.Pd, r):
+		return w
+	case r == '\u200b', r == '\u200c', r == '\u200d', r == '\u2060', r == '\ufeff', r == '\u2212':
+		return w // zero-width characters, and the minus sign
+	}
+	return 0
+}
+
+// ipv4 reports whether s is a dotted IPv4 address. Only one followed by a port is kept
+// as written, as transport errors write it ("dial tcp 192.168.100.200:443"): a number
+// written in dots may look like an address too.
+func ipv4(s string) bool {
+	groups := strings.Split(s, ".")
+	if len(groups) != 4 {
+		return false
+	}
+	for _, g := range groups {
+		if len(g) < 1 || len(g) > 3 || !isDigits(g) {
+			return false
+		}
+		if n, _ := strconv.Atoi(g); n > 255 {
+			return false
+		}
+	}
+	return true
+}
+
+// maskEmails masks the local part of every email address in s but its first character:
+// "ama.mensah@example.com" becomes "a***@example.com". An at sign written %40, as in a
+// query string, counts too.
+func maskEmails(s string) string {
+	if !strings.Contains(s, "@") && !strings.Contains(s, "%40") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		at := 0
+		switch {
+		case s[i] == '@':
+			at = 1
+		case s[i] == '%' && i+2 < len(s) && s[i+1] == '4' && s[i+2] == '0':
+			at = 3
+		default:
+			continue
+		}
+		local := i
+		for local > last && isEmailLocalByte(s[local-1]) {
+			local--
+		}
+		end := i + at
+		for end < len(s) && isDomainByte(s[end]) {
+			end++
+		}
+		domain := s[i+at : end]
+		if local == i || !strings.Contains(domain, ".") {
+			continue
+		}
+		b.WriteString(s[last:local])
+		b.WriteByte(s[local])
+		b.WriteString("***")
+		b.WriteString(s[i:end])
+		last = end
+		i = end - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isEmailLocalByte(c byte) bool {
+	// The characters local parts are written with in practice: the rarer ones RFC 5322
+	// allows (=, &, ?, …) mostly join an address to what precedes it in a query.
+	return isLetter(c) || isDigit(c) || strings.IndexByte(".'+_-", c) >= 0
+}
+
+func isDomainByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '.' || c == '-' }
+
 // numberLabels are words that, written right before a digit run, say it is a phone or
 // account number.
 var numberLabels = []string{"msisdn", "phone", "mobile", "tel", "momo", "wallet", "acc", "acct", "account", "iban", "card", "number", "num", "no", "nr"}
 
-// numberLabelBefore reports whether the letters right before s[end] end with a number
-// label, in any case.
+// numberLabelBefore reports whether the letters right before s[end], or right before an
+// underscore there, end with a number label, in any case.
 func numberLabelBefore(s string, end int) bool {
+	if end > 0 && s[end-1] == '_' {
+		end--
+	}
 	start := end
 	for start > 0 && isLetter(s[start-1]) {
 		start--
 	}
 	word := strings.ToLower(s[start:end])
 	for _, label := range numberLabels {
-		if strings.HasSuffix(word, label) {
+		if !strings.HasSuffix(word, label) {
+			continue
+		}
+		// A long label names a number at the end of any word ("customerMsisdn"); a
+		// short one only as the whole word or a camel-case part of it ("ACC",
+		// "accountNo"), so that "piano1234567" or "hotel1234567" stays an id.
+		at := end - len(label)
+		if len(label) >= 5 || at == start || (isUpper(s[at]) && !isUpper(s[at-1])) {
 			return true
 		}
 	}
 	return false
 }
+
+func isUpper(b byte) bool { return b >= 'A' && b <= 'Z' }
 
 // isoDate reports whether s is a date written YYYY-MM-DD.
 func isoDate(s string) bool {
