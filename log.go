@@ -3,8 +3,11 @@ package billing
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -259,3 +262,296 @@ func scrubURL(err error) {
 		ue.URL = maskNumbers(ue.URL)
 	}
 }
+
+// What a field holds that must never be printed in full, by its name: see fieldSecrecy.
+type secrecy uint8
+
+const (
+	secrecyNone       secrecy = iota
+	secrecyCredential         // a secret, token, password or one-time code: never printed
+	secrecyNumber             // a phone, MSISDN or account number: its last three characters
+	secrecyEmail              // an email address: a***@example.com
+)
+
+// secrecyByName is the one table of field names that hold a credential or a personal
+// number: a field whose lower-cased name contains a key holds that kind of value.
+var secrecyByName = []struct {
+	key  string
+	kind secrecy
+}{
+	{"secret", secrecyCredential}, {"token", secrecyCredential}, {"password", secrecyCredential},
+	{"otpcode", secrecyCredential}, {"authorization", secrecyCredential},
+	{"phone", secrecyNumber}, {"msisdn", secrecyNumber}, {"accountnumber", secrecyNumber},
+	{"customernumber", secrecyNumber}, {"disbursementaccount", secrecyNumber},
+	{"email", secrecyEmail},
+}
+
+// fieldSecrecy says what the field called name holds.
+func fieldSecrecy(name string) secrecy {
+	name = strings.ToLower(name)
+	for _, s := range secrecyByName {
+		if strings.Contains(name, s.key) {
+			return s.kind
+		}
+	}
+	return secrecyNone
+}
+
+// redact returns what may be printed of v, a value of the given kind.
+func redact(kind secrecy, v string) string {
+	switch {
+	case v == "" || kind == secrecyNone:
+		return v
+	case kind == secrecyCredential:
+		return "[redacted]"
+	case kind == secrecyEmail && strings.Contains(v, "@"):
+		if masked := maskEmails(v); masked != v {
+			return masked
+		}
+	}
+	// A number, or an email the masking does not recognise: its last three
+	// characters of seven or more, nothing of a shorter one.
+	runes := []rune(v)
+	keep := 0
+	if len(runes) >= 7 && kind == secrecyNumber {
+		keep = 3
+	}
+	for i := range runes[:len(runes)-keep] {
+		runes[i] = '*'
+	}
+	return string(runes)
+}
+
+// formatRedacted prints v, a struct, as fmt prints a struct under verb and its flags,
+// with each field that holds a credential or a personal number (fieldSecrecy) redacted.
+// Every other field is printed by fmt under the same verb, so a nested value redacts
+// itself. The types that hold such fields call it from their Format method, so %v, %+v,
+// %#v, %s, %q and every other verb print them redacted.
+func formatRedacted(f fmt.State, verb rune, v any) {
+	rv := reflect.ValueOf(v)
+	t := rv.Type()
+	sharpV := verb == 'v' && f.Flag('#')
+	names := sharpV || (verb == 'v' && f.Flag('+'))
+	directive := fmt.FormatString(f, verb)
+	var b strings.Builder
+	if sharpV {
+		b.WriteString(t.String())
+	}
+	b.WriteByte('{')
+	for i := range t.NumField() {
+		sf, fv := t.Field(i), rv.Field(i)
+		if i > 0 {
+			if sharpV {
+				b.WriteString(", ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		if names {
+			b.WriteString(sf.Name)
+			b.WriteByte(':')
+		}
+		kind := fieldSecrecy(sf.Name)
+		switch {
+		case !sf.IsExported():
+			fmt.Fprintf(&b, directive, fv) // fmt prints what it holds, calling no method
+		case kind != secrecyNone && fv.Kind() == reflect.String:
+			fmt.Fprintf(&b, directive, redact(kind, fv.String()))
+		case kind != secrecyNone:
+			if n, ok := fv.Interface().(interface{ Get() (string, bool) }); ok {
+				s, _ := n.Get()
+				fmt.Fprintf(&b, directive, redact(kind, s))
+				continue
+			}
+			fmt.Fprintf(&b, directive, "[redacted]")
+		default:
+			fmt.Fprintf(&b, directive, fv.Interface())
+		}
+	}
+	b.WriteByte('}')
+	_, _ = io.WriteString(f, b.String())
+}
+
+// redactedLogValue is the slog value of v, a struct formatRedacted prints: its %+v text.
+func redactedLogValue(v any) slog.Value { return slog.StringValue(fmt.Sprintf("%+v", v)) }
+
+// The types that hold a credential, a phone or account number or an email print them
+// redacted under every fmt verb and in slog.
+
+// Format prints the params with the email and phone redacted.
+func (p CustomerCreateParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the email and phone redacted.
+func (p CustomerCreateParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the params with the phone redacted.
+func (p CustomerUpdateParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the phone redacted.
+func (p CustomerUpdateParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the params with the email redacted.
+func (p CustomerListParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the email redacted.
+func (p CustomerListParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the customer with the email and phone redacted.
+func (c Customer) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
+
+// LogValue logs the customer with the email and phone redacted.
+func (c Customer) LogValue() slog.Value { return redactedLogValue(c) }
+
+// Format prints the customer with the email and phone redacted.
+func (c CustomerSummary) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
+
+// LogValue logs the customer with the email and phone redacted.
+func (c CustomerSummary) LogValue() slog.Value { return redactedLogValue(c) }
+
+// Format prints the customer with the email redacted.
+func (c LicenseCustomer) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
+
+// LogValue logs the customer with the email redacted.
+func (c LicenseCustomer) LogValue() slog.Value { return redactedLogValue(c) }
+
+// Format prints the customer with the email and phone redacted.
+func (c CheckoutCustomer) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
+
+// LogValue logs the customer with the email and phone redacted.
+func (c CheckoutCustomer) LogValue() slog.Value { return redactedLogValue(c) }
+
+// Format prints the payer with the email and phone redacted.
+func (c PaymentCustomer) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
+
+// LogValue logs the payer with the email and phone redacted.
+func (c PaymentCustomer) LogValue() slog.Value { return redactedLogValue(c) }
+
+// Format prints the wallet with the phone redacted.
+func (d MobileMoneyDetail) Format(f fmt.State, verb rune) { formatRedacted(f, verb, d) }
+
+// LogValue logs the wallet with the phone redacted.
+func (d MobileMoneyDetail) LogValue() slog.Value { return redactedLogValue(d) }
+
+// Format prints the purchase with the phone redacted.
+func (p WebPurchaseInfo) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the purchase with the phone redacted.
+func (p WebPurchaseInfo) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the params with the phone redacted.
+func (p ReceiveParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the phone redacted.
+func (p ReceiveParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the acceptance with the phone redacted.
+func (r DirectReceive) Format(f fmt.State, verb rune) { formatRedacted(f, verb, r) }
+
+// LogValue logs the acceptance with the phone redacted.
+func (r DirectReceive) LogValue() slog.Value { return redactedLogValue(r) }
+
+// Format prints the params with the phone redacted.
+func (p SendParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the phone redacted.
+func (p SendParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the acceptance with the phone redacted.
+func (r DirectSend) Format(f fmt.State, verb rune) { formatRedacted(f, verb, r) }
+
+// LogValue logs the acceptance with the phone redacted.
+func (r DirectSend) LogValue() slog.Value { return redactedLogValue(r) }
+
+// Format prints the transaction with the customer's number redacted.
+func (t SendTransaction) Format(f fmt.State, verb rune) { formatRedacted(f, verb, t) }
+
+// LogValue logs the transaction with the customer's number redacted.
+func (t SendTransaction) LogValue() slog.Value { return redactedLogValue(t) }
+
+// Format prints the params with the account numbers and phone redacted.
+func (p BankTransferParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the account numbers and phone redacted.
+func (p BankTransferParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the params with the account number redacted.
+func (p BankTransferStatusParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the account number redacted.
+func (p BankTransferStatusParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the transaction with the customer's number redacted.
+func (t BankTransferTransaction) Format(f fmt.State, verb rune) { formatRedacted(f, verb, t) }
+
+// LogValue logs the transaction with the customer's number redacted.
+func (t BankTransferTransaction) LogValue() slog.Value { return redactedLogValue(t) }
+
+// Format prints the params with the MSISDN redacted.
+func (p MandateCreateParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the MSISDN redacted.
+func (p MandateCreateParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the params with the MSISDN and the one-time code redacted.
+func (p MandateVerifyOTPParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the MSISDN and the one-time code redacted.
+func (p MandateVerifyOTPParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the params with the MSISDN redacted.
+func (p MandateReactivateParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the MSISDN redacted.
+func (p MandateReactivateParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the mandate with the MSISDN redacted.
+func (m Mandate) Format(f fmt.State, verb rune) { formatRedacted(f, verb, m) }
+
+// LogValue logs the mandate with the MSISDN redacted.
+func (m Mandate) LogValue() slog.Value { return redactedLogValue(m) }
+
+// Format prints the params with the MSISDN and email redacted.
+func (p DirectDebitParams) Format(f fmt.State, verb rune) { formatRedacted(f, verb, p) }
+
+// LogValue logs the params with the MSISDN and email redacted.
+func (p DirectDebitParams) LogValue() slog.Value { return redactedLogValue(p) }
+
+// Format prints the callback with the MSISDN redacted.
+func (c MandateCallback) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
+
+// LogValue logs the callback with the MSISDN redacted.
+func (c MandateCallback) LogValue() slog.Value { return redactedLogValue(c) }
+
+// Format prints the client without its credentials: its base URL and which kinds of
+// credentials it holds, never their values, under every verb.
+func (c Client) Format(f fmt.State, verb rune) {
+	s := c.GoString()
+	switch {
+	case verb == 'q':
+		s = strconv.Quote(s)
+	case verb == 'v' && f.Flag('#'):
+	default:
+		s = strings.TrimPrefix(s, "billing.Client")
+	}
+	_, _ = io.WriteString(f, s)
+}
+
+// GoString describes the client without its credentials.
+func (c Client) GoString() string {
+	var held []string
+	for _, cred := range []struct{ name, value string }{
+		{"client credentials", c.basicAuth}, {"secret key", c.secretKeyAuth}, {"session token", c.sessionAuth},
+	} {
+		if cred.value != "" {
+			held = append(held, cred.name)
+		}
+	}
+	return fmt.Sprintf("billing.Client{BaseURL:%q, Credentials:%q, DisbursementAccount:%q}", c.base,
+		strings.Join(held, ", ")+" (redacted)", redact(secrecyNumber, c.disbursementAccount))
+}
+
+// String describes the client without its credentials.
+func (c Client) String() string { return strings.TrimPrefix(c.GoString(), "billing.Client") }
+
+// LogValue logs the client without its credentials.
+func (c Client) LogValue() slog.Value { return slog.StringValue(c.String()) }
