@@ -106,6 +106,13 @@ func (s *closingServer) serveConn(conn net.Conn) {
 	}
 }
 
+// droppedRequest is the request the server answered by closing its connection.
+func (s *closingServer) droppedRequest() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
 func (s *closingServer) count(key string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,7 +157,7 @@ func TestMandateCancelIsNotReplayedOnAReusedConnection(t *testing.T) {
 	require.NoError(t, err, "the first request opens the keep-alive connection")
 	_, err = c.Mandates.Cancel(ctx, msisdn)
 
-	require.Equal(t, cancelPath, srv.dropped, "the cancel went out on the reused connection")
+	require.Equal(t, cancelPath, srv.droppedRequest(), "the cancel went out on the reused connection")
 	assert.Equal(t, 1, srv.count(cancelPath), "the service saw the cancel once")
 	require.ErrorIs(t, err, ErrOutcomeUnknown, "a cancel written and never answered may have been done")
 	assert.NotErrorIs(t, err, ErrNotFound)
@@ -189,7 +196,7 @@ func TestEndpointsWithSideEffectsAreNeverReplayedBelowTheSDK(t *testing.T) {
 			o.clientReference = "ref1"
 			err := c.do(ctx, o, new(envelope[map[string]any]))
 			key := e.method + " " + o.path
-			require.Equal(t, key, srv.dropped, "the request went out on the reused connection")
+			require.Equal(t, key, srv.droppedRequest(), "the request went out on the reused connection")
 			if e.sideEffects() {
 				sideEffects++
 				assert.Equal(t, 1, srv.count(key), "a request with side effects reaches the service once")
