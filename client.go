@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -557,11 +558,25 @@ func (e *envelope[T]) hasData() bool {
 	return !v.IsZero()
 }
 
+// decodeStream reads a 2xx body from r when e's data is a page, which is read item by
+// item and no further than its bound; streamed is false for any other data, which
+// response.read decodes from the whole body.
+func (e *envelope[T]) decodeStream(r io.Reader) (streamed bool, err error) {
+	p, ok := any(&e.Data).(interface {
+		decodeStream(r io.Reader, h *envelopeHeader) error
+	})
+	if !ok {
+		return false, nil
+	}
+	return true, p.decodeStream(r, &e.envelopeHeader)
+}
+
 // decodeTarget is what the pipeline decodes a response into.
 type decodeTarget interface {
 	header() *envelopeHeader
 	reset()
 	hasData() bool
+	decodeStream(r io.Reader) (streamed bool, err error)
 }
 
 // do sends o and decodes the answer into out. It is the one path every call takes:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"iter"
 	"strings"
 )
@@ -66,15 +67,29 @@ type itemBounded interface {
 	resetData()
 }
 
+// decodeStream reads the envelope of a page from r (see decodeStream).
+func (p *Page[T]) decodeStream(r io.Reader, h *envelopeHeader) error { return decodeStream(r, h, p) }
+
 // UnmarshalJSON reads a page as encoding/json would (keys in any case, null as empty),
 // one item at a time, and refuses it with ErrPageTooLarge as soon as it holds one item
 // more than its bound: a page of 200,000 items costs what limit+1 items cost.
 func (p *Page[T]) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := p.decodeFrom(dec); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("billing: data after a page")
+	}
+	return nil
+}
+
+// decodeFrom reads the page that comes next in dec (see UnmarshalJSON).
+func (p *Page[T]) decodeFrom(dec *json.Decoder) error {
 	limit := p.maxItems
 	if limit <= 0 {
 		limit = maxPageLimit
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -110,6 +125,54 @@ func (p *Page[T]) UnmarshalJSON(b []byte) error {
 	}
 	_, err = dec.Token() // the closing brace
 	return err
+}
+
+// decodeStream reads an envelope whose data is a page straight from r, so that a page
+// refused past its bound is read no further: the rest of the body is never read, let
+// alone held. The envelope's other keys are read as json.Unmarshal reads them.
+func decodeStream[T any](r io.Reader, h *envelopeHeader, data *Page[T]) error {
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		return nil // a body of null decodes to nothing, as json.Unmarshal has it
+	}
+	if tok != json.Delim('{') {
+		return fmt.Errorf("billing: an answer must be a JSON object, not %v", tok)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		if strings.EqualFold(key, "data") {
+			if err := data.decodeFrom(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return err
+		}
+		field, err := json.Marshal(map[string]json.RawMessage{key: value})
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(field, h); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("billing: data after the answer")
+	}
+	return nil
 }
 
 // decodeItems reads a JSON array of at most limit items (or null) from dec.
