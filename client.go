@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -390,6 +391,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if first.Method != http.MethodGet && first.Method != http.MethodHead {
 		return http.ErrUseLastResponse
 	}
+	if st, _ := first.Context().Value(attemptKey{}).(*attemptState); st != nil && st.sideEffects {
+		return http.ErrUseLastResponse // a GET that changes state is a write
+	}
 	if !sameOrigin(first.URL, req.URL) {
 		return http.ErrUseLastResponse
 	}
@@ -484,11 +488,23 @@ type op struct {
 	// code (checkout create answers {success, data}); every other one must answer an
 	// accepting code (see accepted).
 	acceptedWithoutCode bool
+	// changesState marks a GET that changes state on the service (the endpoint's
+	// changesState flag). Nothing in its method says so, so its caller is told
+	// ErrOutcomeUnknown when it failed after it was written.
+	changesState bool
+}
+
+// sideEffects reports whether o changes state on the service (see endpoint.sideEffects).
+func (o *op) sideEffects() bool {
+	return o.changesState || (o.method != http.MethodGet && o.method != http.MethodHead)
 }
 
 // send runs o through the pipeline and returns the envelope's data.
 func send[T any](ctx context.Context, c *Client, o *op) (*T, error) {
 	env := new(envelope[T])
+	if p, ok := any(&env.Data).(itemBounded); ok {
+		p.boundItems(pageLimit(o.query))
+	}
 	if err := c.do(ctx, o, env); err != nil {
 		return nil, err
 	}
@@ -519,7 +535,17 @@ type envelope[T any] struct {
 }
 
 func (e *envelope[T]) header() *envelopeHeader { return &e.envelopeHeader }
-func (e *envelope[T]) reset()                  { *e = envelope[T]{} }
+
+// reset empties e for another attempt's answer; a page keeps its bound.
+func (e *envelope[T]) reset() {
+	e.envelopeHeader = envelopeHeader{}
+	if p, ok := any(&e.Data).(itemBounded); ok {
+		p.resetData()
+		return
+	}
+	var zero T
+	e.Data = zero
+}
 
 // hasData reports whether the body's data gave the result anything: not absent, null,
 // {}, or only fields the SDK does not read.
@@ -532,11 +558,25 @@ func (e *envelope[T]) hasData() bool {
 	return !v.IsZero()
 }
 
+// decodeStream reads a 2xx body from r when e's data is a page, which is read item by
+// item and no further than its bound; streamed is false for any other data, which
+// response.read decodes from the whole body.
+func (e *envelope[T]) decodeStream(r io.Reader) (streamed bool, err error) {
+	p, ok := any(&e.Data).(interface {
+		decodeStream(r io.Reader, h *envelopeHeader) error
+	})
+	if !ok {
+		return false, nil
+	}
+	return true, p.decodeStream(r, &e.envelopeHeader)
+}
+
 // decodeTarget is what the pipeline decodes a response into.
 type decodeTarget interface {
 	header() *envelopeHeader
 	reset()
 	hasData() bool
+	decodeStream(r io.Reader) (streamed bool, err error)
 }
 
 // do sends o and decodes the answer into out. It is the one path every call takes:
@@ -561,7 +601,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 	}
 	var res response
 	ctx, observed := c.startCall(ctx, o)
-	st, ctx := c.newAttemptState(ctx, o.retry)
+	st, ctx := c.newAttemptState(ctx, o.retry, o.sideEffects())
 	req, err := retryablehttp.NewRequestWithContext(ctx, o.method, target, body)
 	if err != nil {
 		err = fmt.Errorf("billing: building %s %s: %w", o.method, o.path, err)
@@ -593,19 +633,20 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 
 // result turns the outcome of the exchange into nil or a typed error.
 //
-// For a request that must not be repeated, only an answer the SDK can classify is
-// definite. A 1xx, a 3xx (writes follow no redirect) or any other status outside 2xx,
-// 4xx and 5xx may come after the work was done: ErrOutcomeUnknown. A money movement
-// is also unknown when it is answered 2xx without a recognisable acceptance, 5xx, 408
-// or code 0005, and when a refusal answers a re-send (see resentRefusal).
+// A money movement's answer is classified by classifyMoney, the one rule of what such an
+// answer says (see moneyResult); a failure after it may have reached the service is
+// ErrOutcomeUnknown. For any other write, an answer the SDK cannot classify (a 1xx, a
+// 3xx, since writes follow no redirect, or any other status outside 2xx, 4xx and 5xx)
+// may come after the work was done: ErrOutcomeUnknown too, as is a failure after a GET
+// that changes state was written.
 func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget, err error) error {
-	money, h := o.retry == retryMoney, out.header()
+	h := out.header()
 	if err != nil {
 		scrubURL(err)
 		if !st.reached && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return err // nothing reached the server
 		}
-		if money && st.reached {
+		if st.reached && (o.retry == retryMoney || o.changesState) {
 			return c.unknown(o, res, err)
 		}
 		return fmt.Errorf("billing: %s %s: %w", o.method, maskNumbers(o.path), err)
@@ -614,11 +655,59 @@ func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget
 	if ok && o.codeIsData {
 		return nil
 	}
-	if ok && !h.failed() {
-		if !money || accepted(o, h, out) {
-			return nil
-		}
+	if o.retry == retryMoney {
+		return c.moneyResult(o, st, res, out)
 	}
+	if ok && !h.failed() {
+		return nil
+	}
+	apiErr := c.apiError(o, res, h)
+	if o.retry != retryRead && !classifiedStatus(res.status) {
+		return c.unknown(o, res, apiErr)
+	}
+	return apiErr
+}
+
+// moneyResult reads the answer to a money movement as classifyMoney says: accepted is
+// nil, refused an *APIError, unknown an *OutcomeUnknownError. Beside the table, a refusal
+// that answers a re-send and does not judge the request itself is unknown too (see
+// resentRefusal): the earlier attempt may be what it refuses.
+func (c *Client) moneyResult(o *op, st *attemptState, res *response, out decodeTarget) error {
+	h := out.header()
+	verdict := classifyMoney(answerOf(o, res, out))
+	if verdict == verdictAccepted {
+		return nil
+	}
+	apiErr := c.apiError(o, res, h)
+	if verdict == verdictRefused && !resentRefusal(st, res.status, apiErr.Code) {
+		return apiErr
+	}
+	if res.status >= 200 && res.status < 300 {
+		apiErr.Message = unknownReason(h, out.hasData(), apiErr.Message)
+	}
+	return c.unknown(o, res, apiErr)
+}
+
+// unknownReason says why a 2xx answer to a money movement is no definite answer,
+// keeping the service's own message after it.
+func unknownReason(h *envelopeHeader, data bool, message string) string {
+	reason := "answered without a recognisable acceptance (no accepting response code, or no data)"
+	switch flag, code := successFlagOf(h), h.code().class(); {
+	case code == codeConnectionError:
+		reason = "answered code 0005: the network could not be reached, the final state is unknown"
+	case (flag == successTrue && code == codeFailure) || (flag == successFalse && code == codeAccepting):
+		reason = "answered with a success flag and a response code that contradict each other"
+	case flag == successFalse && data:
+		reason = "answered success false with the movement's data"
+	}
+	if message != "" {
+		reason += ": " + message
+	}
+	return reason
+}
+
+// apiError is the *APIError of an answer the pipeline read.
+func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 	apiErr := &APIError{
 		StatusCode:   res.status,
 		Code:         h.code(),
@@ -631,20 +720,8 @@ func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget
 		RequestID:    res.requestID(),
 		Header:       res.header,
 	}
-	if apiErr.Message == "" && !ok {
+	if apiErr.Message == "" && (res.status < 200 || res.status >= 300) {
 		apiErr.Message = http.StatusText(res.status)
-	}
-	switch {
-	case ok && !h.failed():
-		// Only a money movement gets here: 2xx, yet nothing says the service took it.
-		apiErr.Message = "answered without a recognisable acceptance (no accepting response code, or no data)"
-		return c.unknown(o, res, apiErr)
-	case o.retry != retryRead && !classifiedStatus(res.status):
-		return c.unknown(o, res, apiErr)
-	case money && (res.status >= 500 || res.status == http.StatusRequestTimeout || apiErr.Code == CodeConnectionError):
-		return c.unknown(o, res, apiErr)
-	case money && resentRefusal(st, res.status, apiErr.Code):
-		return c.unknown(o, res, apiErr)
 	}
 	return apiErr
 }
@@ -659,6 +736,140 @@ func (c *Client) unknown(o *op, res *response, err error) error {
 // 2xx, 4xx or 5xx.
 func classifiedStatus(status int) bool {
 	return (status >= 200 && status < 300) || (status >= 400 && status < 600)
+}
+
+// verdict is what an answer to a money movement says of the money.
+type verdict uint8
+
+const (
+	// verdictUnknown: the money may or may not have moved. The zero value, so that
+	// anything not decided is the safe answer.
+	verdictUnknown verdict = iota
+	// verdictAccepted: the service took the movement.
+	verdictAccepted
+	// verdictRefused: the service refused it; nothing moved.
+	verdictRefused
+)
+
+func (v verdict) String() string {
+	switch v {
+	case verdictAccepted:
+		return "accepted"
+	case verdictRefused:
+		return "refused"
+	}
+	return "unknown"
+}
+
+// statusClass sorts HTTP statuses as an answer to a money movement reads them.
+type statusClass uint8
+
+const (
+	statusInformational  statusClass = iota // 1xx
+	statusSuccess                           // 2xx
+	statusRedirect                          // 3xx, never followed by a write
+	statusClientError                       // 4xx but 408, 429 included
+	statusRequestTimeout                    // 408
+	statusServerError                       // 5xx
+	statusUnclassified                      // anything else
+	statusClassCount
+)
+
+func statusClassOf(status int) statusClass {
+	switch {
+	case status == http.StatusRequestTimeout:
+		return statusRequestTimeout
+	case status >= 100 && status < 200:
+		return statusInformational
+	case status >= 200 && status < 300:
+		return statusSuccess
+	case status >= 300 && status < 400:
+		return statusRedirect
+	case status >= 400 && status < 500:
+		return statusClientError
+	case status >= 500 && status < 600:
+		return statusServerError
+	}
+	return statusUnclassified
+}
+
+// successFlag is the body's success field: absent, true or false.
+type successFlag uint8
+
+const (
+	successAbsent successFlag = iota
+	successTrue
+	successFalse
+	successFlagCount
+)
+
+func successFlagOf(h *envelopeHeader) successFlag {
+	switch {
+	case h.Success == nil:
+		return successAbsent
+	case *h.Success:
+		return successTrue
+	}
+	return successFalse
+}
+
+// moneyAnswer is what classifyMoney reads of an answer to a money movement.
+type moneyAnswer struct {
+	status  statusClass
+	success successFlag
+	code    codeClass
+	// data: the body's data gave the result something (not absent, null or {}). Read
+	// on 2xx answers only: an error body's data is not decoded.
+	data bool
+	// codeDue: the endpoint accepts with a response code; checkout create alone
+	// accepts with {success: true, data} and no code.
+	codeDue bool
+}
+
+func answerOf(o *op, res *response, out decodeTarget) moneyAnswer {
+	h := out.header()
+	return moneyAnswer{
+		status:  statusClassOf(res.status),
+		success: successFlagOf(h),
+		code:    h.code().class(),
+		data:    res.status >= 200 && res.status < 300 && out.hasData(),
+		codeDue: !o.acceptedWithoutCode,
+	}
+}
+
+// classifyMoney is the one rule of what an answer to a money movement says; its truth
+// table is written in docs/money-safety.md. An answer is a refusal only when something
+// in it says no and nothing says yes; it is an acceptance only when it says yes in the
+// form the endpoint accepts in, with data, and nothing says no. Everything else,
+// contradictions first, is unknown, since a false "refused" invites a second payment:
+//   - 1xx, 3xx, 408, 5xx and statuses outside 100-599 are unknown whatever the body
+//     says: the work may have been done before the answer;
+//   - code 0005 (the network could not be reached) is unknown;
+//   - yes is success true or an accepting code (0000, 0001, 2000); no is success false,
+//     a failure code, or a 4xx status (429 included: it did no work);
+//   - yes and no together are unknown;
+//   - no alone is refused;
+//   - yes alone is accepted with data and an accepting code, or, where the endpoint
+//     accepts without a code, with success true and no code at all;
+//   - a code the SDK does not know says neither yes nor no.
+func classifyMoney(a moneyAnswer) verdict {
+	if a.status != statusSuccess && a.status != statusClientError {
+		return verdictUnknown
+	}
+	if a.code == codeConnectionError {
+		return verdictUnknown
+	}
+	yes := a.success == successTrue || a.code == codeAccepting
+	no := a.success == successFalse || a.code == codeFailure || a.status == statusClientError
+	switch {
+	case yes && no:
+		return verdictUnknown
+	case no:
+		return verdictRefused
+	case a.data && (a.code == codeAccepting || (a.code == codeNone && !a.codeDue && a.success == successTrue)):
+		return verdictAccepted
+	}
+	return verdictUnknown
 }
 
 // resentRefusal reports whether a refusal with status and code answers a money movement
@@ -684,24 +895,6 @@ func resentRefusal(st *attemptState, status int, code ResponseCode) bool {
 		return false
 	}
 	return true
-}
-
-// accepted reports whether a 2xx answer to a money movement, which reports no failure,
-// recognisably says the service took it: its data gave the result something, and its
-// response code accepts (0000, 0001, or 2000 for a mandate), or, for a movement that
-// carries no code, it says success true. An empty body, null, {}, data null or a missing
-// code could come from anything between the SDK and the service, and is no acceptance.
-func accepted(o *op, h *envelopeHeader, out decodeTarget) bool {
-	if !out.hasData() {
-		return false
-	}
-	switch h.code() {
-	case CodeSuccess, CodeAccepted, CodePreapprovalOK:
-		return true
-	case "":
-		return o.acceptedWithoutCode && h.Success != nil && *h.Success
-	}
-	return false
 }
 
 // requestURL builds the absolute URL of o, with its query.

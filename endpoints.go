@@ -101,7 +101,19 @@ const (
 	// acceptedWithoutCode: a money movement whose acceptance carries no response code
 	// (checkout create answers {success, data}).
 	acceptedWithoutCode
+	// changesState: a GET that changes state on the service. Like every other method
+	// but HEAD it has side effects (see sideEffects), which net/http would not guess
+	// from its method.
+	changesState
 )
+
+// sideEffects reports whether a request of the endpoint changes state on the service:
+// every method but GET and HEAD, and the GETs marked changesState. Such a request is
+// built so that no layer below the SDK sends it again (see beginAttempt), and follows
+// no redirect.
+func (e *endpoint) sideEffects() bool {
+	return (e.method != http.MethodGet && e.method != http.MethodHead) || e.flags&changesState != 0
+}
 
 // endpoints is the table, one row an endpoint. DESIGN "Retries: never move money twice"
 // fixes the retry classes: reads and deduped writes retryRead, money movements
@@ -159,8 +171,9 @@ var endpoints = [endpointCount]endpoint{
 	epMandateVerifyOTP: {http.MethodPost, "/v1/mandates/verifyotp", authBasic, retryWrite, noFlags},
 	epMandateStatus:    {http.MethodGet, "/v1/mandates/preapproval/{clientReferenceId}/status", authBasic, retryRead, noFlags},
 	// A GET that changes state: once it may have been done, a second try would answer
-	// 404 and hide the success, so it is not re-sent. Status tells the truth.
-	epMandateCancel:     {http.MethodGet, "/v1/mandates/preapproval/{customerMsisdn}/cancel", authBasic, retryWrite, noFlags},
+	// 404 and hide the success, so it is not re-sent, by the SDK or by net/http, which
+	// replays a GET on its own when a reused connection closes. Status tells the truth.
+	epMandateCancel:     {http.MethodGet, "/v1/mandates/preapproval/{customerMsisdn}/cancel", authBasic, retryWrite, changesState},
 	epMandateReactivate: {http.MethodPost, "/v1/mandates/preapproval/reactivate", authBasic, retryWrite, noFlags},
 	epDirectDebit:       {http.MethodPost, "/v1/payments/direct-debit", authBasic, retryMoney, ipRestricted},
 	epDirectDebitStatus: {http.MethodGet, "/v1/payments/direct-debit/status/{clientReference}", authBasic, retryRead, codeIsData},
@@ -197,6 +210,7 @@ func (o *op) set(id endpointID, params any, pathArgs []string) {
 		ipRestricted:        e.flags&ipRestricted != 0,
 		codeIsData:          e.flags&codeIsData != 0,
 		acceptedWithoutCode: e.flags&acceptedWithoutCode != 0,
+		changesState:        e.flags&changesState != 0,
 	}
 	if e.method == http.MethodGet {
 		o.query = params

@@ -45,6 +45,47 @@ func (c ResponseCode) IsFailure() bool {
 // state. It is therefore never CodeSuccess.
 func (c ResponseCode) isSuccessWord() bool { return strings.EqualFold(string(c), "success") }
 
+// codeClass sorts response codes as an answer to a money movement reads them.
+type codeClass uint8
+
+const (
+	codeNone            codeClass = iota // no code in the body
+	codeAccepting                        // 0000, 0001, 2000: the service took the request
+	codeFailure                          // a code the service names as a failure
+	codeConnectionError                  // 0005: the final state is unknown
+	codeUnrecognised                     // any other code: it says neither yes nor no
+	codeClassCount
+)
+
+// codeClasses is the class of every response code the service names; any other code is
+// codeUnrecognised.
+var codeClasses = map[ResponseCode]codeClass{
+	CodeSuccess:             codeAccepting,
+	CodeAccepted:            codeAccepting,
+	CodePreapprovalOK:       codeAccepting,
+	CodeConnectionError:     codeConnectionError,
+	CodeFailed:              codeFailure,
+	CodeNotRegistered:       codeFailure,
+	CodeValidation:          codeFailure,
+	CodeDeclined:            codeFailure,
+	CodeInsufficientBalance: codeFailure,
+	CodeKeysMismatch:        codeFailure,
+	CodeChannelNotAllowed:   codeFailure,
+	CodePreapprovalFailed:   codeFailure,
+	CodeCarrierError:        codeFailure,
+}
+
+// class returns the code's class.
+func (c ResponseCode) class() codeClass {
+	if c == "" {
+		return codeNone
+	}
+	if k, ok := codeClasses[c]; ok {
+		return k
+	}
+	return codeUnrecognised
+}
+
 // Sentinel errors for the decisions a caller usually makes. Test with errors.Is; the
 // concrete error is an *APIError (or, for ErrOutcomeUnknown, an *OutcomeUnknownError).
 var (
@@ -67,8 +108,10 @@ var (
 	// ErrOutcomeUnknown: a money movement may or may not have happened. It was sent, but
 	// no definite answer came back (timeout, reset connection, 5xx, response code 0005,
 	// a redirect or any other answer that is neither yes nor no, a 2xx without an
-	// accepting code and data, or a refusal of a re-send the first attempt may explain).
-	// A write that is not a money movement answered by a 1xx or 3xx gets it too.
+	// accepting code and data, an answer that says yes and no at once such as success
+	// false with an accepting code, or a refusal of a re-send the first attempt may
+	// explain). A write that is not a money movement answered by a 1xx or 3xx gets it
+	// too, and so does a mandate cancel that failed after it was sent.
 	// Never re-send it blindly: resolve it with the status check or the Tracker.
 	ErrOutcomeUnknown = errors.New("billing: outcome unknown")
 	// ErrInsufficientCredits: a credit deduct asked for more than the wallet's balance

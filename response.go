@@ -54,6 +54,22 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	if ok {
 		limit = maxBodyBytes
 	}
+	if ok {
+		// A page is decoded as it arrives, and no further than its bound; the start
+		// of the body is kept in case it reports a failure.
+		kept := &cappedBuffer{max: maxErrorBodyBytes}
+		body := io.TeeReader(io.LimitReader(resp.Body, limit), kept) // a longer body ends mid-JSON
+		streamed, err := out.decodeStream(body)
+		if streamed {
+			if err != nil {
+				return fmt.Errorf("%w: %w", errUnreadableBody, err)
+			}
+			if out.header().failed() {
+				r.body = kept.Bytes()
+			}
+			return nil
+		}
+	}
 	buf := bufferPool.Get().(*bytes.Buffer)
 	defer putBuffer(buf)
 	buf.Reset()
@@ -75,7 +91,7 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 		return fmt.Errorf("%w: larger than %d bytes", errUnreadableBody, limit)
 	}
 	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
-		return fmt.Errorf("%w: %v", errUnreadableBody, err)
+		return fmt.Errorf("%w: %w", errUnreadableBody, err)
 	}
 	if out.header().failed() {
 		r.body = bytes.Clone(buf.Bytes())
@@ -88,4 +104,17 @@ func putBuffer(buf *bytes.Buffer) {
 	if buf.Cap() <= 1<<20 {
 		bufferPool.Put(buf)
 	}
+}
+
+// cappedBuffer keeps the first max bytes written to it and counts the rest as written.
+type cappedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -35,9 +36,12 @@ const (
 // last may have been processed, and whether any may have arrived at the server. It lives
 // in the request's context, so the shared transport keeps no per-request state.
 type attemptState struct {
-	class    retryClass
-	reached  bool // the last attempt may have been processed by the server
-	attempts int
+	class retryClass
+	// sideEffects: the request changes state on the service, so no layer below the SDK
+	// may send it again (see beginAttempt).
+	sideEffects bool
+	reached     bool // the last attempt may have been processed by the server
+	attempts    int
 
 	// delivered: the last attempt may have arrived at the server, whatever it answered
 	// (a 429 arrived, though it did no work). resent: an attempt before the last one
@@ -58,8 +62,8 @@ type attemptKey struct{}
 // newAttemptState returns the state of one call of class, and the context carrying it
 // (and, for a request that must not be repeated, the trace telling whether an attempt
 // wrote anything).
-func (c *Client) newAttemptState(ctx context.Context, class retryClass) (*attemptState, context.Context) {
-	st := &attemptState{class: class}
+func (c *Client) newAttemptState(ctx context.Context, class retryClass, sideEffects bool) (*attemptState, context.Context) {
+	st := &attemptState{class: class, sideEffects: sideEffects}
 	ctx = context.WithValue(ctx, attemptKey{}, st)
 	if class == retryRead {
 		return st, ctx // a read may be sent again whether or not it was written
@@ -84,10 +88,17 @@ func (st *attemptState) mayHaveArrived(err error) bool {
 
 // beginAttempt is the transport's RequestLogHook, run before each attempt. It counts
 // the attempt, remembers whether an earlier one may have arrived, and makes a request
-// that must not be repeated unrepeatable below the SDK: net/http's HTTP/2 transport
-// re-sends a request whose GetBody can rewind it after the server reset the stream,
-// even once the server has read it whole. Without GetBody that transport re-sends only
-// what it never wrote, and each SDK attempt reaches the wire at most once.
+// with side effects unrepeatable below the SDK, so that each SDK attempt reaches the
+// wire at most once:
+//   - net/http's HTTP/2 transport re-sends a request whose GetBody can rewind it after
+//     the server reset the stream, even once the server has read it whole; without
+//     GetBody it re-sends only what it never wrote;
+//   - its HTTP/1 transport re-sends a request it deems replayable (a GET, HEAD,
+//     OPTIONS or TRACE, or one with an Idempotency-Key header, whose body is nil or
+//     rewindable) when a reused connection closes after the request was written. A
+//     request with a body and no GetBody is not replayable, so a GET that changes
+//     state gets an empty body of its own: net/http finds it empty and sends no body,
+//     yet does not replay the request.
 func (c *Client) beginAttempt(_ retryablehttp.Logger, req *http.Request, _ int) {
 	st, _ := req.Context().Value(attemptKey{}).(*attemptState)
 	if st == nil {
@@ -97,10 +108,22 @@ func (c *Client) beginAttempt(_ retryablehttp.Logger, req *http.Request, _ int) 
 	st.resent = st.resent || st.delivered
 	st.delivered = false
 	st.wrote.Store(false)
-	if st.class != retryRead {
+	if st.sideEffects || st.class != retryRead {
 		req.GetBody = nil
 	}
+	if st.sideEffects {
+		if _, empty := req.Body.(emptyBody); empty || req.Body == nil || req.Body == http.NoBody {
+			req.Body, req.ContentLength = emptyBody{}, 0
+		}
+	}
 }
+
+// emptyBody is the body of a request with side effects that has none: it is not
+// http.NoBody, so net/http does not count the request replayable (see beginAttempt).
+type emptyBody struct{}
+
+func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
+func (emptyBody) Close() error             { return nil }
 
 // checkRetry is the transport's CheckRetry. It decides per attempt and records whether
 // the request may have reached the server, which the pipeline uses to tell a clean
@@ -118,6 +141,9 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		}
 		if !st.reached {
 			return true, nil
+		}
+		if errors.Is(err, ErrPageTooLarge) {
+			return false, nil // the service's answer, which another attempt repeats
 		}
 		if errors.Is(err, errUnreadableBody) {
 			return st.class == retryRead, nil
