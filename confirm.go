@@ -43,14 +43,13 @@ type movementCallback interface {
 	claimed() (amount int64, transactionID string)
 }
 
-// confirmEvent asks the status check whether ev tells the truth. Events that report no
-// final state, and events without a status check (a trial start), pass as they are: they
-// settle nothing. lookup, when given, says which kind a reference is tracked as: that
+// confirmEvent asks the status check whether ev tells the truth. Events without a status
+// check (a trial start) pass as they are: they settle nothing. lookup, when given, says which kind a reference is tracked as: that
 // kind alone confirms it.
 func confirmEvent(ctx context.Context, c *Client, lookup trackedLookup, ev Event) confirmation {
-	if ev.State() == EventPending {
-		return confirmation{status: http.StatusOK, truth: ev}
-	}
+	// A notice that claims no final state is asked about too: its fields are a sender's
+	// as much as a success's are, so what passes on is the status check's truth, pending
+	// or final, never the notice.
 	switch ev := ev.(type) {
 	case *CheckoutEvent:
 		return confirmCheckout(ctx, c, lookup, ev)
@@ -94,12 +93,18 @@ func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev mo
 	}
 	o := found
 	amount, transactionID := ev.claimed()
+	claimsFinal := ev.State() != EventPending
+	if o != nil && ev.State() == EventFailed && o.unpaidDone {
+		// Unpaid under 0000: nothing moved, as the callback says. The status check names
+		// no reason, so the code is the general failure's.
+		o.State, o.Code, o.codeImplied = EventFailed, CodeFailed, true
+	}
 	switch {
 	case o == nil:
 		return refused(http.StatusForbidden, "no status check of %v knows the reference %q", kinds, ev.Reference())
-	case o.IsPending():
+	case claimsFinal && o.IsPending():
 		return refused(http.StatusServiceUnavailable, "the %s status check says it is still pending", o.Kind)
-	case o.moved() != (ev.State() == EventSucceeded):
+	case claimsFinal && o.moved() != (ev.State() == EventSucceeded):
 		return refused(http.StatusForbidden, "the %s status check says %s (code %s)", o.Kind, o.State, o.Code)
 	case amount != 0 && o.Amount != 0 && amount != o.Amount:
 		return refused(http.StatusForbidden, "the callback's amount %d differs from the %s status check's %d", amount, o.Kind, o.Amount)
@@ -144,9 +149,9 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 		return refused(http.StatusForbidden, "the webhook's client reference %q is not the payment's %q", ev.ClientReference, clientReference)
 	case ev.Data.Reference != "" && p.Reference != "" && ev.Data.Reference != p.Reference:
 		return refused(http.StatusForbidden, "the webhook names the session %q; the service's is %q", ev.Data.Reference, p.Reference)
-	case !p.IsFinal():
+	case ev.State() != EventPending && !p.IsFinal():
 		return refused(http.StatusServiceUnavailable, "the payment is still %s", p.Status)
-	case p.Status != ev.Data.Status:
+	case ev.State() != EventPending && p.Status != ev.Data.Status:
 		return refused(http.StatusForbidden, "the payment is %s", p.Status)
 	case ev.Data.Amount != 0 && ev.Data.Amount != p.Amount:
 		return refused(http.StatusForbidden, "the webhook's amount %d differs from the payment's %d", ev.Data.Amount, p.Amount)
@@ -155,9 +160,15 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 	case len(ev.Data.Metadata) != 0 && !reflect.DeepEqual(ev.Data.Metadata, p.Metadata):
 		return refused(http.StatusForbidden, "the webhook's metadata differs from the payment's")
 	}
-	o.State = EventFailed
-	if p.Succeeded() {
+	switch {
+	case p.Succeeded():
 		o.State = EventSucceeded
+	case o.expired:
+		o.State = EventExpired
+	case p.IsFinal():
+		o.State = EventFailed
+	default:
+		o.State = EventPending
 	}
 	o.Kind, o.ClientReference, o.Source = KindCheckout, clientReference, SourceCallback
 	if key, err := KeyOf(KindCheckout, clientReference); err == nil && lookup != nil {

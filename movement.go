@@ -63,7 +63,8 @@ var movements = map[Kind]movement{
 		},
 		func(r *ReceiveTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference}
+				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference,
+				unpaidDone: unpaidDone(r.Status, r.ResponseCode)}
 		}), transactionEvent, maxClientReference},
 	KindDirectDebit: {EventKindTransaction, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*DirectDebitTransaction, error) {
@@ -71,7 +72,8 @@ var movements = map[Kind]movement{
 		},
 		func(r *DirectDebitTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference}
+				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference,
+				unpaidDone: unpaidDone(r.Status, r.ResponseCode)}
 		}), transactionEvent, maxClientReference},
 	KindSend: {EventKindPayout, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*SendTransaction, error) {
@@ -106,11 +108,24 @@ var movements = map[Kind]movement{
 // movementKinds lists every kind, in a fixed order.
 var movementKinds = []Kind{KindReceive, KindDirectDebit, KindSend, KindBankTransfer, KindMandate, KindCheckout}
 
+// unpaidDone reports whether a collection's status check answered Unpaid under 0000. The
+// provider answers so for a payment not paid, whether it failed or is not paid yet (0001
+// says "still processing" outright), so it is no final state; but it is no money moved,
+// and so confirms a failure a callback reports. A later Paid replaces that failure.
+func unpaidDone(status CollectionStatus, code ResponseCode) bool {
+	return status == CollectionStatusUnpaid && code == CodeSuccess
+}
+
+// checkoutExpiredCode is the failureCode of a checkout session the service ended unpaid
+// because nobody paid it in time: the payer left, nothing moved.
+const checkoutExpiredCode = "expired"
+
 // paymentOutcome reads a checkout payment as an Outcome: TransactionID is the payment's
 // id, ServiceReference the session's reference, Charges its fee.
 func paymentOutcome(p *Payment) Outcome {
 	named, _ := p.Metadata["clientReference"].(string)
-	return Outcome{TransactionID: p.ID, ServiceReference: p.Reference, Amount: p.Amount, Charges: p.Fee, Currency: p.Currency, named: named}
+	return Outcome{TransactionID: p.ID, ServiceReference: p.Reference, Amount: p.Amount, Charges: p.Fee, Currency: p.Currency, named: named,
+		expired: p.Status == PaymentStatusFailed && strings.EqualFold(p.FailureCode, checkoutExpiredCode)}
 }
 
 // transactionEvent is the confirmed transaction callback of a receive or a direct debit.
@@ -198,6 +213,8 @@ func statusOf[T statusResult](check func(context.Context, *Client, Movement) (T,
 		switch {
 		case r.Succeeded():
 			o.State = EventSucceeded
+		case o.expired:
+			o.State = EventExpired
 		case r.IsFinal():
 			o.State = EventFailed
 		default:
@@ -353,6 +370,12 @@ type Outcome struct {
 	codeImplied bool
 	// named is the client reference the status check's answer named, "" when none.
 	named string
+	// unpaidDone: a collection's status check answered Unpaid under 0000, the provider's
+	// answer for a payment not paid, failed or not yet: no final state, yet it confirms
+	// a failure that a callback reports (nothing moved).
+	unpaidDone bool
+	// expired: the service ended a checkout session unpaid because it expired.
+	expired bool
 }
 
 // Succeeded reports whether the money moved as asked (or the mandate was approved):

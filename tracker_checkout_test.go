@@ -342,7 +342,7 @@ func TestCheckoutInStatsAndReconcile(t *testing.T) {
 	_, err = tr.CreateCheckout(context.Background(), &CheckoutParams{Amount: 100})
 	var ve *ValidationError
 	require.ErrorAs(t, err, &ve, "a tracked checkout needs its client reference")
-	assert.Equal(t, "clientReference", ve.Field)
+	assert.Equal(t, "ClientReference", ve.Field)
 }
 
 func mustKey(t *testing.T, kind Kind, ref string) MovementKey {
