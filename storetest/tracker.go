@@ -246,7 +246,12 @@ func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, ins
 		ref  string
 		kind billing.Kind
 		fail bool
+		// stuck: a failed receive whose callback was dropped, on the provider's wire,
+		// whose status check answers 0000 Unpaid for a payment not paid, failed or not
+		// yet. Nothing says it failed: it stays pending, and Reconcile lists it.
+		stuck bool
 	}
+	var stuck int
 	var all []sent
 	for j := range movements {
 		in := c.instances[j%instances]
@@ -276,7 +281,12 @@ func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, ins
 		if err != nil {
 			t.Fatalf("%s: %v", ref, err)
 		}
-		all = append(all, sent{ref: ref, kind: kind, fail: suffix == "0001"})
+		s := sent{ref: ref, kind: kind, fail: suffix == "0001"}
+		s.stuck = wire == billingtest.WireProvider && kind == billing.KindReceive && s.fail && j%7 == 0
+		if s.stuck {
+			stuck++
+		}
+		all = append(all, s)
 	}
 	c.srv.Advance(0) // the sandbox resolves them and posts the callbacks
 	// Some callbacks reach a third instance too, as a load balancer may send them.
@@ -296,11 +306,19 @@ func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, ins
 			t.Errorf("a callback delivered again to a third instance: %d %s", rec.Code, rec.Body)
 		}
 	}
-	c.advanceUntil(30*time.Second, 60, func() bool { return c.reportedCount() == movements })
+	// Up to four hours of clock: done ends it as soon as every movement is reported, so
+	// the steps cost nothing on a fast machine and give a loaded one the rounds it needs.
+	c.advanceUntil(30*time.Second, 480, func() bool { return c.reportedCount() == movements-stuck })
 
 	ids := map[string]string{}
 	for _, s := range all {
 		got := c.reports(s.ref)
+		if s.stuck {
+			if len(got) != 0 {
+				t.Errorf("%s: a failure nothing confirms was reported %d times", s.ref, len(got))
+			}
+			continue
+		}
 		if len(got) != 1 {
 			for _, o := range got {
 				t.Logf("%s: %s %s %s %s", s.ref, o.ID, o.State, o.Source, o.At)
@@ -320,13 +338,17 @@ func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, ins
 			t.Errorf("the sandbox holds %d movements of %s, want 1", n, s.ref)
 		}
 	}
+	c.srv.Advance(time.Minute) // every deadline has passed: a movement still pending is overdue
 	r, err := c.instances[0].tracker.Reconcile(ctx, from.Add(-time.Hour), c.srv.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Overdue) != 0 {
-		t.Errorf("%d movements still pending, the first %+v", len(r.Overdue), r.Overdue[0])
+	if len(r.Overdue) != stuck {
+		t.Errorf("%d movements still pending, want %d", len(r.Overdue), stuck)
+		for _, m := range r.Overdue {
+			t.Logf("still pending: %+v", m)
+		}
 	}
 	t.Logf("%d instances, %d movements: %d reported once, %d settled by status check alone, %d unresolved",
-		instances, movements, len(ids), len(r.StatusCheckOnly), len(r.Overdue))
+		instances, movements, len(ids), len(r.StatusCheckOnly), len(r.Overdue)-stuck)
 }
