@@ -76,6 +76,16 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX billing_callback_dedupe_done ON billing_callback_dedupe (at) WHERE done`,
 	},
+	{ // 2: what a movement asked and the service's reference of it; the currency and
+		// service reference its outcome confirmed; the start as the caller gave it
+		`ALTER TABLE billing_movements
+			ADD COLUMN asked_amount              bigint NOT NULL DEFAULT 0,
+			ADD COLUMN asked_currency            text NOT NULL DEFAULT '',
+			ADD COLUMN service_reference         text NOT NULL DEFAULT '',
+			ADD COLUMN caller_started_at         timestamptz,
+			ADD COLUMN currency                  text NOT NULL DEFAULT '',
+			ADD COLUMN outcome_service_reference text NOT NULL DEFAULT ''`,
+	},
 }
 
 // ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is

@@ -150,7 +150,8 @@ func (s *Store) now() time.Time { return s.opts.Clock.Now() }
 // movementColumns are read by scanEntry, in its order: the row, then {skew}.
 const movementColumns = `callback_kind, client_reference, kind, started_at, deadline, next_check_at, checks,
 	lease_owner, lease_until, outcome_id, state, code, transaction_id, external_transaction_id, amount,
-	charges, source, settled_at, body, by_callback, by_status_check, disagreed, reported_at, report_attempts, {skew}`
+	charges, source, settled_at, body, by_callback, by_status_check, disagreed, reported_at, report_attempts,
+	asked_amount, asked_currency, service_reference, currency, outcome_service_reference, {skew}`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -171,28 +172,33 @@ func scanEntry(row scanner) (billing.Entry, error) {
 		started, deadline, next, leaseUntil, settled sql.NullTime
 		reported                                     sql.NullTime
 		checks, attempts                             int
-		code, txID, extTxID                          string
-		amount, charges, skew                        int64
+		code, txID, extTxID, currency, outcomeRef    string
+		askedCurrency, serviceRef                    string
+		amount, charges, askedAmount, skew           int64
 		body                                         []byte
 		byCallback, byStatusCheck, disagreed         bool
 	)
 	if err := row.Scan(&key.Callback, &key.ClientReference, &kind, &started, &deadline, &next, &checks,
 		&leaseOwner, &leaseUntil, &outcomeID, &state, &code, &txID, &extTxID, &amount,
-		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts, &skew); err != nil {
+		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts,
+		&askedAmount, &askedCurrency, &serviceRef, &currency, &outcomeRef, &skew); err != nil {
 		return billing.Entry{}, err
 	}
 	var e billing.Entry
 	if kind.Valid {
 		e.Tracked = true
 		e.Movement = billing.Movement{
-			Kind:            billing.Kind(kind.String),
-			ClientReference: key.ClientReference,
-			StartedAt:       callerTime(started, skew),
-			Deadline:        callerTime(deadline, skew),
-			NextCheckAt:     callerTime(next, skew),
-			Checks:          checks,
-			LeaseOwner:      leaseOwner.String,
-			LeaseUntil:      callerTime(leaseUntil, skew),
+			Kind:             billing.Kind(kind.String),
+			ClientReference:  key.ClientReference,
+			Amount:           askedAmount,
+			Currency:         askedCurrency,
+			ServiceReference: serviceRef,
+			StartedAt:        callerTime(started, skew),
+			Deadline:         callerTime(deadline, skew),
+			NextCheckAt:      callerTime(next, skew),
+			Checks:           checks,
+			LeaseOwner:       leaseOwner.String,
+			LeaseUntil:       callerTime(leaseUntil, skew),
 		}
 	}
 	if outcomeID.Valid {
@@ -208,6 +214,8 @@ func scanEntry(row scanner) (billing.Entry, error) {
 				ExternalTransactionID: extTxID,
 				Amount:                amount,
 				Charges:               charges,
+				Currency:              currency,
+				ServiceReference:      outcomeRef,
 				Source:                billing.OutcomeSource(source.String),
 				At:                    callerTime(settled, skew),
 			},
@@ -233,14 +241,19 @@ func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement
 	key := m.Key()
 	// A row without a kind holds a callback that came before Track: it becomes tracked.
 	// A row tracked already is read in the same statement; one that a concurrent Track
-	// committed after this statement began is not, and is read next.
+	// committed after this statement began is not, and is read next. The service's
+	// reference is RecordReference's to write. caller_started_at keeps m.StartedAt as
+	// given, which Release names this Track by: started_at is on the store's clock.
 	row := s.db.QueryRowContext(ctx, s.q(`WITH tracked AS (
 			INSERT INTO billing_movements AS m
-				(callback_kind, client_reference, kind, started_at, deadline, next_check_at)
-			VALUES ($2, $3, $4, {t1}, {t5}, {t5})
+				(callback_kind, client_reference, kind, started_at, deadline, next_check_at,
+				 asked_amount, asked_currency, caller_started_at)
+			VALUES ($2, $3, $4, {t1}, {t5}, {t5}, $6, $7, $1)
 			ON CONFLICT (callback_kind, client_reference) DO UPDATE
 				SET kind = EXCLUDED.kind, started_at = EXCLUDED.started_at, deadline = EXCLUDED.deadline,
-					next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL
+					next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL,
+					asked_amount = EXCLUDED.asked_amount, asked_currency = EXCLUDED.asked_currency,
+					service_reference = '', caller_started_at = EXCLUDED.caller_started_at
 				WHERE m.kind IS NULL
 			RETURNING `+movementColumns+`
 		)
@@ -248,7 +261,7 @@ func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement
 		UNION ALL
 		SELECT false, `+movementColumns+` FROM billing_movements
 			WHERE callback_kind = $2 AND client_reference = $3 AND NOT EXISTS (SELECT 1 FROM tracked)`),
-		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline)
+		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency)
 	var created bool
 	e, err := scanEntry(prefixed{row, &created})
 	switch {
@@ -303,19 +316,22 @@ func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.O
 		fo := first.Outcome
 		err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO billing_movements AS m
 				(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
-				 amount, charges, source, settled_at, body, by_callback, by_status_check)
-			VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {t12}, $13, $14, $15)
+				 amount, charges, source, settled_at, body, by_callback, by_status_check,
+				 currency, outcome_service_reference)
+			VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {t12}, $13, $14, $15, $16, $17)
 			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET
 				outcome_id = EXCLUDED.outcome_id, state = EXCLUDED.state, code = EXCLUDED.code,
 				transaction_id = EXCLUDED.transaction_id, external_transaction_id = EXCLUDED.external_transaction_id,
 				amount = EXCLUDED.amount, charges = EXCLUDED.charges, source = EXCLUDED.source,
+				currency = EXCLUDED.currency, outcome_service_reference = EXCLUDED.outcome_service_reference,
 				settled_at = EXCLUDED.settled_at, body = EXCLUDED.body, by_callback = EXCLUDED.by_callback,
 				by_status_check = EXCLUDED.by_status_check, disagreed = false, reported_at = NULL,
 				report_attempts = 0, lease_owner = NULL, lease_until = NULL, report_owner = NULL, report_until = NULL
 				WHERE m.outcome_id IS NULL
 			RETURNING m.kind`),
 			now, key.Callback, key.ClientReference, first.ID, fo.State, fo.Code, fo.TransactionID, fo.ExternalTransactionID,
-			fo.Amount, fo.Charges, fo.Source, fo.At, first.Body, first.ByCallback, first.ByStatusCheck).Scan(&kind)
+			fo.Amount, fo.Charges, fo.Source, fo.At, first.Body, first.ByCallback, first.ByStatusCheck,
+			fo.Currency, fo.ServiceReference).Scan(&kind)
 		switch {
 		case err == nil:
 			if kind.Valid {
@@ -370,12 +386,13 @@ func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.Mo
 			by_callback = $14, by_status_check = $15, disagreed = $16, reported_at = {t17},
 			report_attempts = $18, lease_owner = NULL, lease_until = NULL,
 			report_owner = CASE WHEN $19 THEN NULL ELSE report_owner END,
-			report_until = CASE WHEN $19 THEN NULL ELSE report_until END
+			report_until = CASE WHEN $19 THEN NULL ELSE report_until END,
+			currency = $20, outcome_service_reference = $21
 		WHERE callback_kind = $2 AND client_reference = $3`),
 		now, key.Callback, key.ClientReference, next.ID, no.State, no.Code, no.TransactionID, no.ExternalTransactionID,
 		no.Amount, no.Charges, no.Source, no.At, next.Body,
 		next.ByCallback, next.ByStatusCheck, next.Disagreed, nullTime(next.ReportedAt),
-		next.ReportAttempts, changed); err != nil {
+		next.ReportAttempts, changed, no.Currency, no.ServiceReference); err != nil {
 		return billing.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -701,6 +718,80 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 		}
 	}
 	return r, nil
+}
+
+// Release forgets the tracked, unsettled movement key that the Track started at
+// startedAt recorded, when no callback was kept for it, in one statement. startedAt is
+// compared with the start as that Track was given it, never on the store's clock: it
+// names one Track call, whatever the clocks did since. A movement tracked before the
+// schema kept that start is never released: its status check settles it.
+func (s *Store) Release(ctx context.Context, key billing.MovementKey, startedAt time.Time) (bool, error) {
+	if err := key.Validate(); err != nil {
+		return false, err
+	}
+	if startedAt.IsZero() {
+		return false, &billing.ValidationError{Field: "startedAt", Rule: "is required"}
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM billing_movements m
+		WHERE callback_kind = $1 AND client_reference = $2 AND kind IS NOT NULL AND outcome_id IS NULL
+			AND caller_started_at = $3::timestamptz
+			AND NOT EXISTS (SELECT 1 FROM billing_callbacks c
+				WHERE c.callback_kind = m.callback_kind AND c.client_reference = m.client_reference)`),
+		key.Callback, key.ClientReference, startedAt)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: releasing %s: %w", key.ClientReference, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("pgstore: releasing %s: %w", key.ClientReference, err)
+	}
+	return n > 0, nil
+}
+
+// RecordReference records the service's reference of the tracked movement key, keeping
+// one already recorded, in one statement that returns the movement as stored.
+// billing.ErrNotTracked when key is not tracked.
+func (s *Store) RecordReference(ctx context.Context, key billing.MovementKey, serviceReference string) (billing.Movement, error) {
+	if err := key.Validate(); err != nil {
+		return billing.Movement{}, err
+	}
+	if err := validateServiceReference(serviceReference); err != nil {
+		return billing.Movement{}, err
+	}
+	e, err := scanEntry(s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements
+		SET service_reference = CASE WHEN service_reference = '' THEN $4 ELSE service_reference END
+		WHERE callback_kind = $2 AND client_reference = $3 AND kind IS NOT NULL
+		RETURNING `+movementColumns), s.now(), key.Callback, key.ClientReference, serviceReference))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return billing.Movement{}, fmt.Errorf("%w: %s %q", billing.ErrNotTracked, key.Callback, key.ClientReference)
+	case err != nil:
+		return billing.Movement{}, fmt.Errorf("pgstore: recording the reference of %s: %w", key.ClientReference, err)
+	}
+	return e.Movement, nil
+}
+
+// maxServiceReference bounds a reference the service hands out, as package billing
+// bounds it (Movement.Validate).
+const maxServiceReference = 64
+
+// validateServiceReference applies the rule package billing's memory store applies to
+// a service's reference: 1 to maxServiceReference letters, digits, hyphens and
+// underscores, so that both stores refuse the same input.
+func validateServiceReference(v string) error {
+	const field = "serviceReference"
+	switch {
+	case v == "":
+		return &billing.ValidationError{Field: field, Rule: "is required"}
+	case len(v) > maxServiceReference:
+		return &billing.ValidationError{Field: field, Rule: fmt.Sprintf("must be at most %d characters", maxServiceReference)}
+	}
+	for _, c := range []byte(v) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return &billing.ValidationError{Field: field, Rule: "must be letters, digits, hyphens and underscores only"}
+		}
+	}
+	return nil
 }
 
 // Purge forgets what retention no longer asks to keep, in one transaction.

@@ -100,8 +100,8 @@ func TestNewConcurrentlyOnAnEmptyDatabase(t *testing.T) {
 	if err := db.QueryRow(`SELECT count(*), max(version) FROM billing_schema_migrations`).Scan(&rows, &versions); err != nil {
 		t.Fatal(err)
 	}
-	if rows != 1 || versions != 1 {
-		t.Fatalf("schema_migrations: %d rows, version %d; want 1, 1", rows, versions)
+	if rows != pgstore.Version() || versions != pgstore.Version() {
+		t.Fatalf("schema_migrations: %d rows, version %d; want %d of each", rows, versions, pgstore.Version())
 	}
 	// And again on a database already migrated.
 	if _, err := pgstore.New(context.Background(), db); err != nil {
