@@ -25,7 +25,7 @@ const (
 	epPriceCreate
 	epPriceArchive
 
-	// The subscription paths come in two forms (SPEC "Subscriptions"): the short one
+	// The subscription paths come in two forms (the service's subscriptions reference): the short one
 	// takes a session token or the secret key, the /v1 one client credentials.
 	epSubscriptionCreate
 	epSubscriptionGet

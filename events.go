@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// EventKind says which payload of SPEC "Events" an Event is.
+// EventKind says which of the service's webhook and callback payloads an Event is.
 type EventKind string
 
 // The kinds of event ParseEvent recognises.
@@ -72,8 +72,7 @@ type Event interface {
 // JSON, is not the shape of any event of the spec, or lacks the fields that identify it.
 var ErrInvalidEvent = errors.New("billing: not a valid event")
 
-// CheckoutEvent is the checkout webhook payment.succeeded (SPEC "Checkout and dashboard
-// webhook"), sent to the webhook URL registered in the dashboard when a checkout payment
+// CheckoutEvent is the checkout webhook payment.succeeded, sent to the webhook URL registered in the dashboard when a checkout payment
 // becomes SUCCEEDED. One variant of it carries ID, Environment and CreatedAt; the other
 // leaves them empty.
 type CheckoutEvent struct {
@@ -157,7 +156,7 @@ func (*SubscriptionTrialEvent) State() EventState { return EventSucceeded }
 func (*SubscriptionTrialEvent) Code() ResponseCode { return "" }
 
 // TransactionCallback is the callback of a direct receive, a direct-debit charge or a
-// client-SDK payment (SPEC "Transaction callbacks for receive, debit and SDK payments").
+// client-SDK payment.
 // ResponseCode 0000 means the money moved; 2001 (or another code) means it failed.
 type TransactionCallback struct {
 	ResponseCode ResponseCode `json:"ResponseCode"`
@@ -212,8 +211,7 @@ func (c *TransactionCallback) State() EventState { return codeState(c.ResponseCo
 // Code returns the callback's response code.
 func (c *TransactionCallback) Code() ResponseCode { return c.ResponseCode }
 
-// PayoutCallback is the callback of a direct send or a send-to-bank (SPEC "Send and
-// send-to-bank callbacks"). ResponseCode 0000 means the money arrived; any other code
+// PayoutCallback is the callback of a direct send or a send-to-bank. ResponseCode 0000 means the money arrived; any other code
 // (2001, 4075, …) means the payout failed and the disbursement account was not charged.
 type PayoutCallback struct {
 	ResponseCode ResponseCode       `json:"ResponseCode"`
@@ -267,8 +265,8 @@ func (c *PayoutCallback) State() EventState { return codeState(c.ResponseCode) }
 // Code returns the callback's response code.
 func (c *PayoutCallback) Code() ResponseCode { return c.ResponseCode }
 
-// MandateCallback is sent when the customer authorises a direct-debit mandate (SPEC
-// "Mandate callback"), to the callbackUrl given at initiation or reactivation.
+// MandateCallback is sent when the customer authorises a direct-debit mandate, to the
+// callbackUrl given at initiation or reactivation.
 type MandateCallback struct {
 	CustomerMsisdn   string           `json:"CustomerMsisdn"`
 	VerificationType VerificationType `json:"VerificationType"`
@@ -333,7 +331,7 @@ func codeState(code ResponseCode) EventState {
 }
 
 // ParseEvent reads a webhook or callback body and returns its typed event. It
-// recognises every payload of SPEC "Events" by its shape: the checkout payment.succeeded
+// recognises every webhook and callback payload of the service by its shape: the checkout payment.succeeded
 // webhook (with or without id, environment and createdAt), the customer.subscription.trial
 // webhook, the transaction callbacks of receive, direct debit and SDK payments, the send
 // and send-to-bank callbacks, and the mandate callback. It reads the provider's wire
@@ -470,7 +468,7 @@ func firstMissing(pairs ...string) string {
 	return ""
 }
 
-// Keys whose presence tells the shapes of SPEC "Events" apart. JSON keys match
+// Keys whose presence tells the shapes of the service's events apart. JSON keys match
 // case-insensitively, as encoding/json matches them to fields.
 type shapeKey uint16
 

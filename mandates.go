@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// MandatesService sets up direct-debit mandates and charges under them (SPEC "Direct
-// debit mandates", "Direct debit charge").
+// MandatesService sets up direct-debit mandates and charges under them.
 type MandatesService service
 
 // DirectDebitChannel is a mobile-money network that supports direct debit.
@@ -163,7 +162,7 @@ func (p *MandateVerifyOTPParams) validate() error {
 	)
 }
 
-// otpShape checks the passcode form of SPEC "Limits": four letters, a hyphen, 4 digits.
+// otpShape checks the passcode form the service takes: four letters, a hyphen, 4 digits.
 func otpShape(field, v string) error {
 	ok := len(v) == 9 && isLetters(v[:4]) && v[4] == '-' && allDigits(v[5:])
 	if !ok {

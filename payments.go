@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// PaymentsService takes money in: hosted checkout sessions and the mobile-money prompt
-// (SPEC "Hosted checkout", "Direct receive").
+// PaymentsService takes money in: hosted checkout sessions and the mobile-money prompt.
 type PaymentsService service
 
 // Provider is a mobile-money network of direct receive and direct send.
@@ -382,7 +381,7 @@ func (t *ReceiveTransaction) IsFinal() bool {
 func (t *ReceiveTransaction) IsPending() bool { return !t.IsFinal() }
 
 // collectionFinal: 0005 says the service could not reach the network, so the final state
-// is unknown (SPEC "Errors"); it is no failure of the transaction.
+// is unknown; it is no failure of the transaction.
 func collectionFinal(status CollectionStatus, code ResponseCode) bool {
 	return status == CollectionStatusPaid || (status == CollectionStatusUnpaid && code.IsFailure() && code != CodeConnectionError)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // PayoutsService sends money out of the disbursement account: mobile-money payouts and
-// send-to-bank (SPEC "Direct send", "Send-to-bank").
+// send-to-bank.
 type PayoutsService service
 
 // PayoutChannel is the disbursement channel a payout went through, as status checks
@@ -40,8 +40,8 @@ var bankCodes = []string{
 	"300322", "300323", "300324", "300325", "300329", "300331", "300334", "300362",
 }
 
-// BankCodes returns the six-digit codes of the banks send-to-bank accepts
-// (SPEC "Send-to-bank"). The slice is a copy.
+// BankCodes returns the six-digit codes of the banks send-to-bank accepts. The slice is
+// a copy.
 func BankCodes() []string { return slices.Clone(bankCodes) }
 
 // SendParams pays money out to a mobile-money wallet. Amount, Phone, Provider,

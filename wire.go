@@ -23,7 +23,7 @@ import (
 // exponent or a numeric string means major units on every field, whatever its unit.
 //
 // The rule, per field:
-//   - minorUnits where SPEC.md says integer minor units: the checkout record and event,
+//   - minorUnits where the service's reference says integer minor units: the checkout record and event,
 //     the receive and send answers and their status checks (2500 is 25.00);
 //   - majorUnits where the spec writes decimals: callbacks, direct debit, send-to-bank
 //     (10 is 10.00), and every field of the provider's wire.
