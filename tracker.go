@@ -244,11 +244,14 @@ func (t *Tracker) Store() Store { return t.store }
 // Receive, SendToBank, Charge, CreateMandate and CreateCheckout methods of the Tracker
 // do both). Then a crash right after sending cannot forget the movement: Run, on any
 // instance, asks its status check once CallbackWait has passed without a callback.
-// Tracking a reference already tracked changes nothing. An error means nothing was
-// recorded: do not send. Prefer TrackAmount, which also guards the amount.
+// Track is idempotent: tracking the same movement again (same kind; see TrackAmount
+// for the amount) changes nothing and returns nil, so after an error, whose commit may
+// have been stored all the same (its answer lost), call it again before sending. Another
+// movement under the same key (another kind sharing the callback shape, or another
+// amount or currency) is refused with ErrAlreadyTracked. Until a call returns nil, do not
+// send. Prefer TrackAmount, which also guards the amount.
 func (t *Tracker) Track(ctx context.Context, kind Kind, clientReference string) error {
-	_, _, err := t.track(ctx, kind, clientReference, Money{})
-	return err
+	return t.trackSame(ctx, kind, clientReference, Money{})
 }
 
 // TrackAmount is Track recording also the amount and currency the movement asks to move
@@ -260,8 +263,23 @@ func (t *Tracker) TrackAmount(ctx context.Context, kind Kind, clientReference st
 	if amount.Amount < 0 {
 		return invalid("amount", "must not be negative")
 	}
-	_, _, err := t.track(ctx, kind, clientReference, amount)
-	return err
+	return t.trackSame(ctx, kind, clientReference, amount)
+}
+
+// trackSame tracks the movement, or finds it tracked already as the same movement: the
+// same kind, and the same amount and currency where both name one.
+func (t *Tracker) trackSame(ctx context.Context, kind Kind, clientReference string, amount Money) error {
+	m, created, err := t.track(ctx, kind, clientReference, amount)
+	if err != nil || created {
+		return err
+	}
+	differs := func(a, b int64) bool { return a != 0 && b != 0 && a != b }
+	if m.Kind != kind || differs(m.Amount, amount.Amount) ||
+		(m.Currency != "" && amount.Currency != "" && !strings.EqualFold(m.Currency, amount.Currency)) {
+		return fmt.Errorf("%w: %q is tracked as another movement (%s %s), not %s %s", ErrAlreadyTracked, clientReference,
+			m.Kind, Money{m.Amount, m.Currency}, kind, amount)
+	}
+	return nil
 }
 
 // track records the movement and returns it as stored, and whether this call tracked it.

@@ -10,8 +10,10 @@ import (
 )
 
 // ErrAlreadyTracked is matched (errors.Is) by the error of the Tracker's Send, Receive,
-// SendToBank, Charge, CreateMandate and CreateCheckout when the Tracker's store already tracks the
-// client reference: nothing was sent, since the movement may already have moved money.
+// SendToBank, Charge, CreateMandate and CreateCheckout when the Tracker's store already
+// tracks the client reference: nothing was sent, since the movement may already have
+// moved money. Track and TrackAmount answer it only for another movement under the same
+// key (another kind, amount or currency): tracking the same movement again succeeds.
 // Await the reference for its outcome; use a new client reference for a new movement.
 var ErrAlreadyTracked = errors.New("billing: movement already tracked; not sent again")
 
