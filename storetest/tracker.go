@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ func RunTracker(t *testing.T, newStore func(t *testing.T) billing.Store) {
 			t.Run("CallbackOnAnotherInstanceResolvesAwait", func(t *testing.T) { testAwaitAcrossInstances(t, newStore(t), wire) })
 			t.Run("DeadInstanceIsResumed", func(t *testing.T) { testDeadInstanceResumed(t, newStore(t), wire) })
 			t.Run("ThreeInstancesReportEachOutcomeOnce", func(t *testing.T) { manyInstances(t, newStore(t), wire, 3, movements) })
+			t.Run("CheckoutSurvivesARestart", func(t *testing.T) { testCheckoutAcrossARestart(t, newStore(t), wire) })
 		})
 	}
 }
@@ -351,4 +353,100 @@ func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, ins
 	}
 	t.Logf("%d instances, %d movements: %d reported once, %d settled by status check alone, %d unresolved",
 		instances, movements, len(ids), len(r.StatusCheckOnly), len(r.Overdue)-stuck)
+}
+
+// testCheckoutAcrossARestart creates two checkout sessions on one instance, which then
+// dies; another instance on the same store takes over the webhook URL and Run. One
+// session is paid and its webhook lands on the new instance; the other is paid with its
+// webhook lost, so Run's Payments.Get settles it. Each is reported once, with the
+// service's payment.
+func testCheckoutAcrossARestart(t *testing.T, store billing.Store, wire billingtest.Wire) {
+	var current atomic.Pointer[http.Handler]
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*current.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(endpoint.Close)
+	srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire),
+		billingtest.WithWebhookURL(endpoint.URL+"/webhooks"))
+	var mu sync.Mutex
+	reported := map[string][]*billing.Outcome{}
+	progress := make(chan struct{}, 1)
+	newInstance := func(owner string) *billing.Tracker {
+		tr := billing.NewTracker(srv.Client(), billing.TrackerOptions{
+			Store: store, Clock: srv.Clock(), Owner: owner, Lease: 10 * time.Minute,
+			OnOutcome: func(_ context.Context, o *billing.Outcome) error {
+				mu.Lock()
+				defer mu.Unlock()
+				reported[o.ClientReference] = append(reported[o.ClientReference], o)
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+				return nil
+			},
+		})
+		h := tr.Handler()
+		current.Store(&h)
+		return tr
+	}
+	ctx := context.Background()
+	first := newInstance("before")
+	sessions := map[string]*billing.Payment{}
+	for _, ref := range []string{"shopHook", "shopLost"} {
+		pay, err := first.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 4200, Currency: "GHS", Description: "Order " + ref, ClientReference: ref})
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		sessions[ref] = pay
+	}
+	// The first instance dies; the next one serves the webhook URL and runs.
+	next := newInstance("after")
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- next.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	srv.InjectCallbackFault(billingtest.CallbackFault{Kind: billingtest.CallbackDropped, Reference: "shopLost"})
+	for ref, pay := range sessions {
+		if err := srv.CompleteCheckout(pay.Reference, "MOBILE_MONEY", "succeeded"); err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+	}
+	all := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reported["shopHook"]) > 0 && len(reported["shopLost"]) > 0
+	}
+	// Run acts on goroutines of its own: after each step of the clock, give it until
+	// nothing has been reported for a moment.
+	quiet := func() {
+		for {
+			select {
+			case <-progress:
+			case <-time.After(50 * time.Millisecond):
+				return
+			}
+		}
+	}
+	for i := 0; i < 120 && !all(); i++ {
+		srv.Advance(30 * time.Second)
+		quiet()
+	}
+	srv.Advance(time.Hour) // nothing more is reported, whatever runs meanwhile
+	quiet()
+	mu.Lock()
+	defer mu.Unlock()
+	for ref, want := range map[string]billing.OutcomeSource{"shopHook": billing.SourceCallback, "shopLost": billing.SourceStatusCheck} {
+		got := reported[ref]
+		if len(got) != 1 {
+			t.Errorf("%s reported %d times, want once", ref, len(got))
+			continue
+		}
+		o := got[0]
+		if !o.Succeeded() || o.Kind != billing.KindCheckout || o.Amount != 4200 || o.Source != want ||
+			o.ServiceReference != sessions[ref].Reference {
+			t.Errorf("%s reported %s %s amount %d source %s session %q, want a success of 4200 by %s for session %q",
+				ref, o.Kind, o.State, o.Amount, o.Source, o.ServiceReference, want, sessions[ref].Reference)
+		}
+	}
 }
