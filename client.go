@@ -649,6 +649,10 @@ func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget
 		if st.reached && (o.retry == retryMoney || o.changesState) {
 			return c.unknown(o, res, err)
 		}
+		if st.class != retryRead && !st.reached && !st.delivered && !st.resent {
+			// No attempt wrote a byte of the request: it never reached the service.
+			return fmt.Errorf("billing: %s %s: %w: %w", o.method, maskNumbers(o.path), ErrNotSent, err)
+		}
 		return fmt.Errorf("billing: %s %s: %w", o.method, maskNumbers(o.path), err)
 	}
 	ok := res.status >= 200 && res.status < 300

@@ -114,6 +114,11 @@ var (
 	// too, and so does a mandate cancel that failed after it was sent.
 	// Never re-send it blindly: resolve it with the status check or the Tracker.
 	ErrOutcomeUnknown = errors.New("billing: outcome unknown")
+	// ErrNotSent: the request surely never reached the service (no connection could be
+	// made, or nothing was written on the one made), so nothing it asked for happened. A
+	// money movement may be sent again under the same client reference; the Tracker's
+	// send helpers release the movement they tracked for it.
+	ErrNotSent = errors.New("billing: request never reached the service")
 	// ErrInsufficientCredits: a credit deduct asked for more than the wallet's balance
 	// (HTTP 400); nothing was deducted and no ledger entry was written.
 	ErrInsufficientCredits = errors.New("billing: insufficient credits")

@@ -148,7 +148,8 @@ func trackThenSend[T any](ctx context.Context, t *Tracker, kind Kind, clientRefe
 }
 
 // neverSent reports whether err says for certain that the request never reached the
-// service: it was invalid, or its context ended before any byte was written (the client
+// service: it was invalid, no attempt wrote a byte of it (ErrNotSent: the connection
+// failed), or its context ended before any byte was written (the client
 // returns the context's error unwrapped then; once a money movement may have reached the
 // service, its error matches ErrOutcomeUnknown instead).
 func neverSent(err error) bool {
@@ -160,7 +161,7 @@ func neverSent(err error) bool {
 	case errors.As(err, &invalid):
 		return true
 	}
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, ErrNotSent) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // moveRefused reports whether err says for certain that the service refused the
