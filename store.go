@@ -27,7 +27,10 @@ type Store interface {
 	// after sending can never forget it. It is idempotent: tracking a movement already
 	// tracked (by its key) changes nothing and returns the movement as stored, with
 	// created false. created is true when this call tracked it, including a movement
-	// whose callback came first (see Settle): it keeps the outcome it already has.
+	// whose callback came first (see Settle): it keeps the outcome it already has. An
+	// outcome settled before Track as another kind's (a movement sent outside the
+	// Tracker under the same reference and callback shape) is not the movement's own:
+	// Track then tracks nothing and returns created false.
 	Track(ctx context.Context, m Movement) (stored Movement, created bool, err error)
 
 	// Get returns what the store knows of key: the movement if it was tracked and its
@@ -432,4 +435,11 @@ func ValidateOwner(owner string) error {
 		return invalid("owner", "is required")
 	}
 	return nil
+}
+
+// settledAsOther reports whether final, settled for a key before any Track, is the
+// outcome of a movement of another kind than kind: its status check confirmed it as
+// that kind, so a movement of kind tracked under the key now is another movement.
+func settledAsOther(final *Settlement, kind Kind) bool {
+	return final != nil && final.Outcome.Kind != "" && final.Outcome.Kind != kind
 }

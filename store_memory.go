@@ -149,7 +149,7 @@ func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[m.Key()]
-	if e != nil && e.tracked {
+	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind)) {
 		return e.m, false, nil
 	}
 	if e == nil {

@@ -287,6 +287,16 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 	if _, err := KeyOf(kind, clientReference); err != nil {
 		return Movement{}, false, err
 	}
+	key, _ := KeyOf(kind, clientReference)
+	e, err := t.store.Get(ctx, key)
+	if err != nil {
+		return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+	}
+	if !e.Tracked && settledAsOther(e.Final, kind) {
+		// Another kind's movement under this reference was settled already (every store
+		// refuses this in Track too; asking first keeps a store that does not safe).
+		return Movement{}, false, fmt.Errorf("%w: %q is settled as a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind)
+	}
 	now := t.opts.Clock.Now()
 	m, created, err := t.store.Track(ctx, Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
 		Currency: strings.ToUpper(amount.Currency), StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)})
@@ -294,6 +304,9 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 	}
 	t.purgeOwn(ctx)
+	if !created && m.Kind != kind {
+		return Movement{}, false, fmt.Errorf("%w: %q is another movement's", ErrAlreadyTracked, clientReference)
+	}
 	return m, created, nil
 }
 

@@ -118,6 +118,10 @@ type movement struct {
 	tracked bool   // sent through the Tracker's helpers (or only tracked)
 	sent    bool   // a request was made
 	sendErr error
+	// created says the request made the sandbox's movement of its kind under ref; a
+	// request refused (a duplicate reference) made none, and the movement the sandbox
+	// holds under that reference, if any, is another's.
+	created bool
 }
 
 // order is what a merchant sells: paid again under a new reference when merchant code
@@ -149,9 +153,14 @@ type world struct {
 	instance int
 	serial   int
 
-	mu          sync.Mutex
-	reports     []report
-	failFor     map[string]bool // OnOutcome fails once for these references
+	mu      sync.Mutex
+	reports []report
+	failFor map[string]bool // OnOutcome fails once for these references
+	// refusedRequests holds the shape keys whose tracked request the service refused,
+	// making nothing: the truth of a failure the Tracker settles from the request.
+	refusedRequests map[string]bool
+	// asked is the amount the merchant tracked under a shape key, when sent.
+	asked       map[string]int64
 	violations  []string
 	canaryTexts []string
 	canaryInts  []int64
@@ -173,12 +182,14 @@ func newWorld(rt *rapid.T) *world {
 	w := &world{
 		wire: wire, srv: srv,
 		// Retries of status checks wait on the wall clock: keep them short.
-		client:      srv.Client(billing.WithRetry(2, time.Millisecond, 5*time.Millisecond)),
-		store:       billing.NewMemoryStore(0),
-		clock:       &roundClock{Clock: srv.Clock(), sleeping: make(chan struct{}, 1)},
-		trackedKind: map[string]billing.Kind{},
-		failFor:     map[string]bool{},
-		debitPhones: map[string]string{},
+		client:          srv.Client(billing.WithRetry(2, time.Millisecond, 5*time.Millisecond)),
+		store:           billing.NewMemoryStore(0),
+		clock:           &roundClock{Clock: srv.Clock(), sleeping: make(chan struct{}, 1)},
+		trackedKind:     map[string]billing.Kind{},
+		failFor:         map[string]bool{},
+		refusedRequests: map[string]bool{},
+		asked:           map[string]int64{},
+		debitPhones:     map[string]string{},
 	}
 	endpoint := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		(*w.handler.Load()).ServeHTTP(rw, r)
@@ -260,19 +271,39 @@ func (w *world) truth(kind billing.Kind, ref string) (billingtest.Movement, int)
 // sandbox's truth and looks in it for every canary forged so far.
 func (w *world) checkOutcome(where string, o *billing.Outcome, kind billing.Kind) {
 	var bad []string
-	if o.IsFinal() {
+	w.mu.Lock()
+	refusedRequest := w.refusedRequests[shapeKey(kind, o.ClientReference)]
+	asked, askedKnown := w.asked[shapeKey(kind, o.ClientReference)]
+	w.mu.Unlock()
+	moved := o.Succeeded() || o.Mismatched()
+	switch {
+	case o.Failed() && o.Source == billing.SourceRequest:
+		// A failure settled from the request's refusal is the truth of that request, the
+		// only one made under the reference: whatever the sandbox holds under it was made
+		// by another request (a reused reference) and is not this movement's.
+		if !refusedRequest {
+			bad = append(bad, fmt.Sprintf("%s: %s %s failed by its request, but no request of it was refused", where, kind, o.ClientReference))
+		}
+	case o.IsFinal():
 		m, n := w.truth(kind, o.ClientReference)
 		switch {
-		case n == 0 && o.Succeeded():
-			bad = append(bad, fmt.Sprintf("%s: %s %s succeeded, but the sandbox never accepted it", where, kind, o.ClientReference))
+		case n == 0 && moved:
+			bad = append(bad, fmt.Sprintf("%s: %s %s %s, but the sandbox never accepted it", where, kind, o.ClientReference, o.State))
 		case n == 0:
 		case m.State == "pending":
 			bad = append(bad, fmt.Sprintf("%s: %s %s %s while the sandbox says pending", where, kind, o.ClientReference, o.State))
-		case (m.State == "succeeded") != o.Succeeded():
+		case (m.State == "succeeded") != moved:
+			// Mismatched is money moved too: a success of another amount than the one
+			// asked (under a reused reference, the other movement's).
 			bad = append(bad, fmt.Sprintf("%s: %s %s %s, but the sandbox says %s", where, kind, o.ClientReference, o.State, m.State))
+		case kind == billing.KindMandate:
 		default:
-			if o.Succeeded() && kind != billing.KindMandate && o.Amount != m.Amount {
-				bad = append(bad, fmt.Sprintf("%s: %s %s succeeded for %d, but the sandbox moved %d", where, kind, o.ClientReference, o.Amount, m.Amount))
+			if moved && o.Amount != m.Amount {
+				bad = append(bad, fmt.Sprintf("%s: %s %s %s for %d, but the sandbox moved %d", where, kind, o.ClientReference, o.State, o.Amount, m.Amount))
+			}
+			// A plain success is of the amount asked; mismatched is of another.
+			if moved && askedKnown && o.Succeeded() != (m.Amount == asked) {
+				bad = append(bad, fmt.Sprintf("%s: %s %s %s, but the merchant asked %d and the sandbox moved %d", where, kind, o.ClientReference, o.State, asked, m.Amount))
 			}
 			if o.TransactionID != "" && m.TransactionID != "" && o.TransactionID != m.TransactionID {
 				bad = append(bad, fmt.Sprintf("%s: %s %s names transaction %q, the sandbox's is %q", where, kind, o.ClientReference, o.TransactionID, m.TransactionID))
@@ -284,7 +315,9 @@ func (w *world) checkOutcome(where string, o *billing.Outcome, kind billing.Kind
 	if found := findCanary(reflect.ValueOf(o), where, w.canaryTexts, w.canaryInts); len(found) > 0 {
 		bad = append(bad, fmt.Sprintf("%s: a forged value reached merchant code at %s", where, strings.Join(found, ", ")))
 	}
-	w.violations = append(w.violations, bad...)
+	for _, v := range bad {
+		w.violations = append(w.violations, fmt.Sprintf("%s [source %s, outcome %s]", v, o.Source, o.ID))
+	}
 }
 
 func (w *world) checkInvariants(rt *rapid.T) {
@@ -310,7 +343,9 @@ func (w *world) checkInvariants(rt *rapid.T) {
 		var attempts []string
 		for _, a := range o.attempts {
 			m, n := w.truth(a.kind, a.ref)
-			if n > 0 && m.State == "succeeded" {
+			// Only the movement the attempt's own request made is the order's: under a
+			// reference another system used first, the sandbox's movement is that one's.
+			if n > 0 && a.created && m.State == "succeeded" {
 				paid++
 			}
 			attempts = append(attempts, fmt.Sprintf("%s (send: %v; sandbox: %s)", a.ref, a.sendErr, m.State))
@@ -343,12 +378,22 @@ func (w *world) send(rt *rapid.T, o *order, ref string) {
 	w.movements = append(w.movements, m)
 	_, before := w.truth(m.kind, ref)
 	m.sendErr = w.sendOne(rt, m, true)
+	_, after := w.truth(m.kind, ref)
+	m.created = after > before
+	if refusedSend(m.sendErr) && !m.created {
+		w.mu.Lock()
+		w.refusedRequests[shapeKey(m.kind, ref)] = true
+		w.mu.Unlock()
+	}
 	if _, ok := w.trackedKind[shapeKey(m.kind, ref)]; !ok && !errors.Is(m.sendErr, billing.ErrAlreadyTracked) {
 		w.trackedKind[shapeKey(m.kind, ref)] = m.kind
+		w.mu.Lock()
+		w.asked[shapeKey(m.kind, ref)] = m.amount
+		w.mu.Unlock()
 	}
 	if errors.Is(m.sendErr, billing.ErrAlreadyTracked) {
 		m.sent = false
-		if _, after := w.truth(m.kind, ref); after != before {
+		if after != before {
 			w.mu.Lock()
 			w.violations = append(w.violations, fmt.Sprintf("a %s %s refused as already tracked moved money", m.kind, ref))
 			w.mu.Unlock()
@@ -419,7 +464,17 @@ func (w *world) startUntracked(rt *rapid.T) {
 	m := &movement{kind: rapid.SampledFrom(kinds).Draw(rt, "kind"), ref: rapid.SampledFrom(sharedRefs).Draw(rt, "ref"),
 		amount: int64(rapid.IntRange(20, 9000).Draw(rt, "amount")) * 13, sent: true}
 	w.movements = append(w.movements, m)
+	_, before := w.truth(m.kind, m.ref)
 	m.sendErr = w.sendOne(rt, m, false)
+	_, after := w.truth(m.kind, m.ref)
+	m.created = after > before
+}
+
+// refusedSend reports whether err is the service's definite refusal of a request:
+// nothing moved.
+func refusedSend(err error) bool {
+	var apiErr *billing.APIError
+	return errors.As(err, &apiErr) && !errors.Is(err, billing.ErrOutcomeUnknown)
 }
 
 // trackOnly tracks a movement and crashes before sending it: it must never be reported
@@ -623,7 +678,7 @@ func (w *world) merchantRetries(rt *rapid.T) {
 	w.mu.Unlock()
 	for _, o := range w.orders {
 		last := o.attempts[len(o.attempts)-1]
-		refused := last.sendErr != nil && !errors.Is(last.sendErr, billing.ErrOutcomeUnknown) && !errors.Is(last.sendErr, billing.ErrAlreadyTracked)
+		refused := refusedSend(last.sendErr)
 		if o.retried >= 2 || !(refused || failed[shapeKey(last.kind, last.ref)]) {
 			continue
 		}
