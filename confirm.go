@@ -94,11 +94,6 @@ func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev mo
 	o := found
 	amount, transactionID := ev.claimed()
 	claimsFinal := ev.State() != EventPending
-	if o != nil && ev.State() == EventFailed && o.unpaidDone {
-		// Unpaid under 0000: nothing moved, as the callback says. The status check names
-		// no reason, so the code is the general failure's.
-		o.State, o.Code, o.codeImplied = EventFailed, CodeFailed, true
-	}
 	switch {
 	case o == nil:
 		return refused(http.StatusForbidden, "no status check of %v knows the reference %q", kinds, ev.Reference())

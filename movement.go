@@ -63,8 +63,7 @@ var movements = map[Kind]movement{
 		},
 		func(r *ReceiveTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference,
-				unpaidDone: unpaidDone(r.Status, r.ResponseCode)}
+				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference}
 		}), transactionEvent, maxClientReference},
 	KindDirectDebit: {EventKindTransaction, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*DirectDebitTransaction, error) {
@@ -72,8 +71,7 @@ var movements = map[Kind]movement{
 		},
 		func(r *DirectDebitTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference,
-				unpaidDone: unpaidDone(r.Status, r.ResponseCode)}
+				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference}
 		}), transactionEvent, maxClientReference},
 	KindSend: {EventKindPayout, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*SendTransaction, error) {
@@ -107,14 +105,6 @@ var movements = map[Kind]movement{
 
 // movementKinds lists every kind, in a fixed order.
 var movementKinds = []Kind{KindReceive, KindDirectDebit, KindSend, KindBankTransfer, KindMandate, KindCheckout}
-
-// unpaidDone reports whether a collection's status check answered Unpaid under 0000. The
-// provider answers so for a payment not paid, whether it failed or is not paid yet (0001
-// says "still processing" outright), so it is no final state; but it is no money moved,
-// and so confirms a failure a callback reports. A later Paid replaces that failure.
-func unpaidDone(status CollectionStatus, code ResponseCode) bool {
-	return status == CollectionStatusUnpaid && code == CodeSuccess
-}
 
 // checkoutExpiredCode is the failureCode of a checkout session the service ended unpaid
 // because nobody paid it in time: the payer left, nothing moved.
@@ -370,10 +360,6 @@ type Outcome struct {
 	codeImplied bool
 	// named is the client reference the status check's answer named, "" when none.
 	named string
-	// unpaidDone: a collection's status check answered Unpaid under 0000, the provider's
-	// answer for a payment not paid, failed or not yet: no final state, yet it confirms
-	// a failure that a callback reports (nothing moved).
-	unpaidDone bool
 	// expired: the service ended a checkout session unpaid because it expired.
 	expired bool
 }

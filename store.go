@@ -129,6 +129,14 @@ type Store interface {
 	Purge(ctx context.Context, before time.Time) (int, error)
 }
 
+// CallbackEntryBeginner is implemented by a Store that reads, in the same round trip as
+// BeginCallback, what it knows of the callback's movement (what Get returns for c.Key).
+// The callback handler then learns the kind a reference is tracked as without a round
+// trip of its own. It is optional: without it the handler calls Get.
+type CallbackEntryBeginner interface {
+	BeginCallbackEntry(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error)
+}
+
 // ErrLeaseLost is matched (errors.Is) by the error of a Store call made under a claim
 // the caller no longer holds: its lease ended and another owner took it, or the movement
 // was settled meanwhile. The caller drops the work; its holder will do it.

@@ -269,7 +269,7 @@ func (t *Tracker) TrackAmount(ctx context.Context, kind Kind, clientReference st
 // trackSame tracks the movement, or finds it tracked already as the same movement: the
 // same kind, and the same amount and currency where both name one.
 func (t *Tracker) trackSame(ctx context.Context, kind Kind, clientReference string, amount Money) error {
-	m, created, err := t.track(ctx, kind, clientReference, amount)
+	m, created, err := t.track(ctx, kind, clientReference, amount, false)
 	if err != nil || created {
 		return err
 	}
@@ -283,7 +283,12 @@ func (t *Tracker) trackSame(ctx context.Context, kind Kind, clientReference stri
 }
 
 // track records the movement and returns it as stored, and whether this call tracked it.
-func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, amount Money) (Movement, bool, error) {
+//
+// sending says the caller sends the movement's request next: an outcome the store holds
+// already under the key then belongs to another movement (this one has not been sent),
+// and tracking is refused before anything is recorded, so that outcome is never
+// reported as this movement's.
+func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, amount Money, sending bool) (Movement, bool, error) {
 	if _, err := KeyOf(kind, clientReference); err != nil {
 		return Movement{}, false, err
 	}
@@ -296,6 +301,9 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		// Another kind's movement under this reference was settled already (every store
 		// refuses this in Track too; asking first keeps a store that does not safe).
 		return Movement{}, false, fmt.Errorf("%w: %q is settled as a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind)
+	}
+	if sending && !e.Tracked && e.Final != nil {
+		return Movement{}, false, fmt.Errorf("%w: %q has an outcome already, another movement's", ErrAlreadyTracked, clientReference)
 	}
 	now := t.opts.Clock.Now()
 	m, created, err := t.store.Track(ctx, Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
@@ -350,7 +358,7 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	}
 	m := e.Movement
 	if !e.Tracked {
-		if m, _, err = t.track(ctx, kind, clientReference, Money{}); err != nil {
+		if m, _, err = t.track(ctx, kind, clientReference, Money{}, false); err != nil {
 			return pending, err
 		}
 	}

@@ -3,6 +3,7 @@ package billing_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -40,5 +41,38 @@ func TestTrackNeverAdoptsAnotherMovementsOutcome(t *testing.T) {
 		require.NotNil(t, o)
 		assert.False(t, o.IsFinal() && o.Amount == 5000,
 			"the charge was told the receive's outcome: %s of %d (%s)", o.State, o.Amount, o.Source)
+	})
+}
+
+// A Tracker's send helper never sends a movement under a reference that holds an outcome
+// already: it is another movement's (this one has not been sent), so nothing is tracked
+// or sent, and that outcome is never reported as the new movement's.
+func TestASendUnderAReferenceWithAnOutcomeIsRefusedUntracked(t *testing.T) {
+	onEachWire(t, func(t *testing.T, wire billingtest.Wire) {
+		srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire))
+		c := srv.Client()
+		var reported []*billing.Outcome
+		tr := billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock(),
+			OnOutcome: func(_ context.Context, o *billing.Outcome) error { reported = append(reported, o); return nil }})
+		h := httptest.NewServer(tr.Handler())
+		t.Cleanup(h.Close)
+		ctx := context.Background()
+		// An untracked payout under ref1, its callback settling the reference.
+		_, err := c.Payouts.Send(ctx, &billing.SendParams{Amount: 7300, Phone: "233241234567", Provider: billing.ProviderMTN,
+			Description: "first", ClientReference: "ref1", CallbackURL: h.URL})
+		require.NoError(t, err)
+		srv.Advance(time.Second)
+		e, err := tr.Store().Get(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "ref1"})
+		require.NoError(t, err)
+		require.NotNil(t, e.Final, "the callback settled the untracked reference")
+
+		_, err = tr.Send(ctx, &billing.SendParams{Amount: 5200, Phone: "233241234567", Provider: billing.ProviderMTN,
+			Description: "second", ClientReference: "ref1", CallbackURL: h.URL})
+		require.ErrorIs(t, err, billing.ErrAlreadyTracked)
+		assert.Equal(t, 1, srv.Movements("ref1"), "nothing was sent")
+		e, err = tr.Store().Get(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "ref1"})
+		require.NoError(t, err)
+		assert.False(t, e.Tracked, "nothing was tracked")
+		assert.Empty(t, reported, "the other movement's outcome is reported as no order's")
 	})
 }

@@ -481,8 +481,9 @@ func TestRunReturnsInTimeWhenTheStoreHangs(t *testing.T) {
 			}
 			rc.hang.hanging.Store(true)
 		},
-		// The two calls get a grace to return; then their failures are recorded.
-		stages: []int{2, 2},
+		// The two calls get a grace to return while the third report, which never got a
+		// slot, is given back; then the two failures are recorded.
+		stages: []int{3, 3, 2},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			entered, forGood := make(chan struct{}, 10), make(chan struct{})

@@ -68,7 +68,7 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
 			}
 			for _, s := range unreported {
-				reports.start(ctx, s.ID, func() { t.report(ctx, s, now.Add(lease)) })
+				reports.start(ctx, s.ID, func() { t.report(ctx, s, now.Add(lease)) }, func() { t.giveBackReport(ctx, s.ID) })
 			}
 			more = more || (len(unreported) == n && reports.free() > 0)
 			if len(unreported) < n {
@@ -153,10 +153,11 @@ func (r *reporter) free() int {
 }
 
 // start runs fn, the report of outcome id, on a goroutine of its own once one of the
-// limited slots is free (never, once ctx has ended), unless id is being reported already: a store may let a claim
-// go while its report is under way (a settle that changed it), and this instance makes
-// one call of an outcome at a time.
-func (r *reporter) start(ctx context.Context, id string, fn func()) {
+// limited slots is free, unless id is being reported already: a store may let a claim go
+// while its report is under way (a settle that changed it), and this instance makes one
+// call of an outcome at a time. Once ctx has ended, a report still waiting for a slot
+// calls giveBack instead of fn, so that its claim is not left to its lease.
+func (r *reporter) start(ctx context.Context, id string, fn, giveBack func()) {
 	r.mu.Lock()
 	busy := r.inFlight[id]
 	if !busy {
@@ -182,13 +183,22 @@ func (r *reporter) start(ctx context.Context, id string, fn func()) {
 			r.mu.Unlock()
 			r.wg.Done()
 		}()
+		// A free slot is taken even when ctx has just ended, so that a report claimed in
+		// the round Run ended on is made when it can be (its call then has the grace of
+		// a stopping Run); one still waiting for a slot is given back.
 		select {
 		case r.slots <- struct{}{}:
 			held = true
-		case <-ctx.Done():
+		default:
+			select {
+			case r.slots <- struct{}{}:
+				held = true
+			case <-ctx.Done():
+			}
 		}
-		if ctx.Err() != nil {
-			return // stopping: its claim ends with its lease
+		if !held {
+			giveBack() // stopping: another instance, or the next Run, may take it at once
+			return
 		}
 		fn()
 	}()
@@ -336,6 +346,15 @@ func (t *Tracker) report(ctx context.Context, s Settlement, until time.Time) {
 	}
 	if err := t.store.RetryReport(context.WithoutCancel(ctx), s.ID, t.opts.Owner, next); err != nil && !errors.Is(err, ErrLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a failed report failed", slog.String("id", s.ID), slog.String("error", err.Error()))
+	}
+}
+
+// giveBackReport gives back the claim of a report Run will not make because ctx ended,
+// so that another instance may take it without waiting for its lease (counted as one
+// attempt). The write is bounded by StoreTimeout.
+func (t *Tracker) giveBackReport(ctx context.Context, id string) {
+	if err := t.store.RetryReport(context.WithoutCancel(ctx), id, t.opts.Owner, t.opts.Clock.Now()); err != nil && !errors.Is(err, ErrLeaseLost) {
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: giving back a report's claim failed", slog.String("id", id), slog.String("error", err.Error()))
 	}
 }
 

@@ -115,7 +115,7 @@ func (t *Tracker) CreateCheckout(ctx context.Context, p *CheckoutParams) (*Payme
 // the service refused settles it failed; anything else leaves it to the callback or the
 // status check.
 func trackThenSend[T any](ctx context.Context, t *Tracker, kind Kind, clientReference string, amount Money, send func() (*T, error)) (*T, error) {
-	m, created, err := t.track(ctx, kind, clientReference, amount)
+	m, created, err := t.track(ctx, kind, clientReference, amount, true)
 	if err != nil {
 		return nil, err
 	}

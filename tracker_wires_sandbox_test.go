@@ -143,15 +143,15 @@ func TestTrackerEndToEndEveryKindOnBothWires(t *testing.T) {
 							if path == billing.SourceStatusCheck {
 								assert.Empty(t, m.statuses(), "the callback was dropped")
 								m.srv.Advance(5 * time.Minute)
+							} else if !tc.succeeded && failureUnconfirmable(wire, tc.kind) {
+								assert.Equal(t, []int{503}, m.statuses(), "a failure nothing confirms is not taken")
 							} else {
 								assert.Equal(t, []int{200}, m.statuses(), "the callback is confirmed by the status check and taken")
 							}
 
-							if wire == billingtest.WireProvider && path == billing.SourceStatusCheck && !tc.succeeded &&
-								(tc.kind == billing.KindReceive || tc.kind == billing.KindDirectDebit) {
-								// The provider's status check answers 0000 Unpaid for a payment not
-								// paid, failed or not yet: with the callback lost, nothing says it
-								// failed, so the movement stays pending (Reconcile lists it overdue).
+							if !tc.succeeded && failureUnconfirmable(wire, tc.kind) {
+								// Nothing confirms the failure, by callback or status check: the
+								// movement stays pending (Reconcile lists it overdue).
 								assertCollectionUnpaid(t, m.client, tc.kind, ref)
 								return
 							}

@@ -149,11 +149,14 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := withClaim(r.Context(), UnconfirmedClaim{Event: ev, Body: body})
 	finish := func(bool) {}
+	lookup := h.lookup
 	if h.stored != nil {
 		var proceed bool
-		if finish, proceed = h.stored.begin(w, r, ev, body, h.logger); !proceed {
+		var entry *Entry
+		if finish, entry, proceed = h.stored.begin(w, r, ev, body, h.logger); !proceed {
 			return
 		}
+		lookup = withEntry(lookup, EventKey(ev), entry)
 	}
 	held, ok := h.hold(ctx, w, ev, nil)
 	if !ok {
@@ -166,7 +169,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		finish(handled)
 	}()
 	if h.confirmer != nil {
-		conf := confirmEvent(ctx, h.confirmer, h.lookup, ev)
+		conf := confirmEvent(ctx, h.confirmer, lookup, ev)
 		if conf.status != http.StatusOK {
 			h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[ev.State()],
 				append(eventAttrs(ev), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)

@@ -224,6 +224,13 @@ func TestWebhookHandlerConfirmsGenuineCallbacksAndRefusesForgedOnes(t *testing.T
 
 					in := &webhookInbox{}
 					h := billing.NewWebhookHandler(in.handle, billing.WithStatusCheckConfirmation(c))
+					if !tc.succeeded && failureUnconfirmable(wire, tc.kind) {
+						// Unpaid under 0000 neither confirms nor contradicts a failure.
+						assert.Equal(t, http.StatusServiceUnavailable, postTo(h, forgeClaim(t, bodies[0])), "forged")
+						assert.Equal(t, http.StatusServiceUnavailable, postTo(h, bodies[0]), "genuine")
+						assert.Empty(t, in.received())
+						return
+					}
 					assert.Equal(t, http.StatusForbidden, postTo(h, forgeClaim(t, bodies[0])), "forged")
 					assert.Empty(t, in.received())
 

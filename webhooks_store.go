@@ -42,24 +42,36 @@ type storeDedupe struct {
 // it returns proceed true and finish, to call with whether the function handled it (only
 // the first call counts; call it deferred with false so that a panic forgets the
 // claim). Otherwise it has answered the sender itself.
-func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
+//
+// entry is what the store knows of the callback's movement when it could tell in the
+// same round trip (CallbackEntryBeginner), nil otherwise.
+func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), entry *Entry, proceed bool) {
 	now := d.clock.Now()
 	c := Callback{Key: EventKey(ev), DedupeKey: dedupeKey(ev), Body: body, At: now}
-	claim, err := d.store.BeginCallback(r.Context(), c, d.owner, now.Add(d.lease))
+	var claim CallbackClaim
+	var err error
+	if b, ok := d.store.(CallbackEntryBeginner); ok {
+		var e Entry
+		if claim, e, err = b.BeginCallbackEntry(r.Context(), c, d.owner, now.Add(d.lease)); err == nil {
+			entry = &e
+		}
+	} else {
+		claim, err = d.store.BeginCallback(r.Context(), c, d.owner, now.Add(d.lease))
+	}
 	switch {
 	case err != nil:
 		logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook not recorded", append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event could not be recorded; deliver it again", http.StatusInternalServerError)
-		return nil, false
+		return nil, nil, false
 	case claim == CallbackHandled:
 		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
 		writeReceived(w)
-		return nil, false
+		return nil, nil, false
 	case claim == CallbackInFlight:
 		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook in flight elsewhere", eventAttrs(ev)...)
 		w.Header().Set("Retry-After", "10")
 		http.Error(w, "this event is being handled; deliver it again later", http.StatusServiceUnavailable)
-		return nil, false
+		return nil, nil, false
 	}
 	done := false
 	return func(handled bool) {
@@ -72,7 +84,21 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, bo
 		if err := d.store.FinishCallback(ctx, c.DedupeKey, d.owner, handled, d.clock.Now()); err != nil {
 			logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook dedupe not finished", append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		}
-	}, true
+	}, entry, true
+}
+
+// withEntry returns lookup answering e for key without asking the store again; nil
+// stays nil (a handler that tracks nothing).
+func withEntry(lookup trackedLookup, key MovementKey, e *Entry) trackedLookup {
+	if lookup == nil || e == nil {
+		return lookup
+	}
+	return func(ctx context.Context, k MovementKey) (Entry, error) {
+		if k == key {
+			return *e, nil
+		}
+		return lookup(ctx, k)
+	}
 }
 
 // rawBodyKey carries the raw body of the callback being handled to Tracker.Deliver.
