@@ -224,6 +224,10 @@ func (w *world) newTracker() {
 		// Every report a round claims takes a slot at once, so each is made before the
 		// round's Run returns (runRound stops Run once it sleeps).
 		ReportConcurrency: 100,
+		// Outcomes are reported once within Retention, the window merchants dedupe
+		// Outcome.ID over: a run's few hours of clock stay inside it. A reference reused
+		// after its outcome was forgotten is a new movement to the store.
+		Retention: 48 * time.Hour,
 	})
 	h := w.tracker.Handler()
 	w.handler.Store(&h)
