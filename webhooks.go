@@ -1,3 +1,7 @@
+// The webhook handler: the merchant's entry point for webhooks and callbacks. Parsing lives
+// in events.go, confirmation against the status checks in confirm.go, the store-backed
+// dedupe in webhooks_store.go.
+
 package billing
 
 import (
