@@ -155,16 +155,7 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 	case len(ev.Data.Metadata) != 0 && !reflect.DeepEqual(ev.Data.Metadata, p.Metadata):
 		return refused(http.StatusForbidden, "the webhook's metadata differs from the payment's")
 	}
-	switch {
-	case p.Succeeded():
-		o.State = EventSucceeded
-	case o.expired:
-		o.State = EventExpired
-	case p.IsFinal():
-		o.State = EventFailed
-	default:
-		o.State = EventPending
-	}
+	o.State = o.stateOf(p)
 	o.Kind, o.ClientReference, o.Source = KindCheckout, clientReference, SourceCallback
 	if key, err := KeyOf(KindCheckout, clientReference); err == nil && lookup != nil {
 		e, err := lookup(ctx, key)

@@ -200,18 +200,23 @@ func statusOf[T statusResult](check func(context.Context, *Client, Movement) (T,
 			return nil, err
 		}
 		o := read(r)
-		switch {
-		case r.Succeeded():
-			o.State = EventSucceeded
-		case o.expired:
-			o.State = EventExpired
-		case r.IsFinal():
-			o.State = EventFailed
-		default:
-			o.State = EventPending
-		}
+		o.State = o.stateOf(r)
 		return &o, nil
 	}
+}
+
+// stateOf is the state a status-check result r says, with what o read of it: succeeded,
+// expired (a checkout the service ended unpaid), failed, or pending.
+func (o *Outcome) stateOf(r statusResult) EventState {
+	switch {
+	case r.Succeeded():
+		return EventSucceeded
+	case o.expired:
+		return EventExpired
+	case r.IsFinal():
+		return EventFailed
+	}
+	return EventPending
 }
 
 // callbackKind is the event kind whose callbacks report a movement of kind k.
