@@ -106,7 +106,9 @@ type Store interface {
 
 	// Reconcile reports the tracked movements started in [from, to): those still
 	// unsettled past their callback deadline at now, those whose callback and status
-	// check disagreed, and those settled by a status check with no callback.
+	// check disagreed, and those settled by a status check with no callback. Each list
+	// holds at most MaxClaim entries, the earliest started first (then by reference), so
+	// that one call bounds its memory; Truncated says more were left out.
 	Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error)
 
 	// Release forgets the tracked movement key whose request surely never left (it was
@@ -417,6 +419,23 @@ type Reconciliation struct {
 	Disagreed []Settlement
 	// StatusCheckOnly are settlements no callback reported: the callback never came.
 	StatusCheckOnly []Settlement
+	// Truncated says that a list held MaxClaim entries, the earliest started, and more
+	// were left out: reconcile a narrower window to see them.
+	Truncated bool
+}
+
+// capReconciliation cuts each list of r to MaxClaim entries, setting Truncated when it
+// cut one, for Store implementations that read one entry more than they keep.
+func capReconciliation(r *Reconciliation) {
+	if len(r.Overdue) > MaxClaim {
+		r.Overdue, r.Truncated = r.Overdue[:MaxClaim], true
+	}
+	if len(r.Disagreed) > MaxClaim {
+		r.Disagreed, r.Truncated = r.Disagreed[:MaxClaim], true
+	}
+	if len(r.StatusCheckOnly) > MaxClaim {
+		r.StatusCheckOnly, r.Truncated = r.StatusCheckOnly[:MaxClaim], true
+	}
 }
 
 // ValidateClaim returns a *ValidationError for a claim a Store must refuse, for Store

@@ -694,6 +694,7 @@ func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Rec
 	}
 	slices.SortFunc(r.Disagreed, bySettlement)
 	slices.SortFunc(r.StatusCheckOnly, bySettlement)
+	capReconciliation(&r)
 	return r, nil
 }
 

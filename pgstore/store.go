@@ -697,16 +697,21 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 	const window = `kind IS NOT NULL AND started_at >= {t2} AND started_at < {t3}`
 	const order = ` ORDER BY started_at, client_reference`
 	var r billing.Reconciliation
+	// Each list keeps billing.MaxClaim entries, the earliest started; one more is read
+	// to tell that the list was cut (Truncated). The settled ones share a query, which
+	// may then cut both lists: it reads two lists' worth and one more.
 	es, err := entries(ctx, s.db, "reconciling", s.q(`SELECT `+movementColumns+` FROM billing_movements
-		WHERE `+window+` AND outcome_id IS NULL AND deadline < {t1}`+order), now, from, to)
+		WHERE `+window+` AND outcome_id IS NULL AND deadline < {t1}`+order+` LIMIT `+strconv.Itoa(billing.MaxClaim+1)), now, from, to)
 	if err != nil {
 		return r, err
 	}
 	for _, e := range es {
 		r.Overdue = append(r.Overdue, e.Movement)
 	}
+	const settledLimit = 2*billing.MaxClaim + 1
 	es, err = entries(ctx, s.db, "reconciling", s.q(`SELECT `+movementColumns+` FROM billing_movements
-		WHERE `+window+` AND outcome_id IS NOT NULL AND (disagreed OR (by_status_check AND NOT by_callback))`+order), now, from, to)
+		WHERE `+window+` AND outcome_id IS NOT NULL AND (disagreed OR (by_status_check AND NOT by_callback))`+order+
+		` LIMIT `+strconv.Itoa(settledLimit)), now, from, to)
 	if err != nil {
 		return r, err
 	}
@@ -716,6 +721,15 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 		} else {
 			r.StatusCheckOnly = append(r.StatusCheckOnly, *e.Final)
 		}
+	}
+	r.Truncated = len(es) == settledLimit
+	for _, list := range []*[]billing.Settlement{&r.Disagreed, &r.StatusCheckOnly} {
+		if len(*list) > billing.MaxClaim {
+			*list, r.Truncated = (*list)[:billing.MaxClaim], true
+		}
+	}
+	if len(r.Overdue) > billing.MaxClaim {
+		r.Overdue, r.Truncated = r.Overdue[:billing.MaxClaim], true
 	}
 	return r, nil
 }

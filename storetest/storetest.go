@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"CallbackDedupe", testCallbackDedupe},
 		{"CallbackBodiesForAudit", testCallbackBodies},
 		{"Reconcile", testReconcile},
+		{"ReconcileIsBounded", testReconcileIsBounded},
 		{"PendingCountsUnsettledMovements", testPending},
 		{"Purge", testPurge},
 		{"KeepsWhatWasAskedAndConfirmed", testKeepsAskedAndConfirmed},
@@ -631,6 +632,9 @@ func testReconcile(t *testing.T, s billing.Store) {
 		t.Fatal(err)
 	}
 	wantRefs(t, "Overdue", r.Overdue, "overdue")
+	if r.Truncated {
+		t.Fatalf("a report of a few movements says Truncated")
+	}
 	if len(r.Disagreed) != 1 || r.Disagreed[0].Key.ClientReference != "disagreed" || !r.Disagreed[0].Outcome.Succeeded() {
 		t.Fatalf("Disagreed = %+v", r.Disagreed)
 	}
@@ -645,6 +649,27 @@ func testReconcile(t *testing.T, s billing.Store) {
 	wantRefs(t, "Overdue in the second hour", r.Overdue, "outside")
 	if len(r.Disagreed)+len(r.StatusCheckOnly) != 0 {
 		t.Fatalf("second hour reports settlements of the first: %+v", r)
+	}
+}
+
+// testReconcileIsBounded: a window of more overdue movements than MaxClaim reports the
+// MaxClaim that started first, and says it left the others out.
+func testReconcileIsBounded(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	n := billing.MaxClaim + 2
+	for i := range n {
+		track(t, s, movement(billing.KindSend, fmt.Sprintf("many%05d", i), time.Duration(n-i)*time.Second))
+	}
+	r, err := s.Reconcile(ctx, at(0), at(time.Hour), at(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Overdue) != billing.MaxClaim || !r.Truncated {
+		t.Fatalf("Reconcile of %d overdue movements: %d reported, Truncated %v; want %d and true", n, len(r.Overdue), r.Truncated, billing.MaxClaim)
+	}
+	// The latest tracked started first.
+	if first, last := r.Overdue[0].ClientReference, r.Overdue[len(r.Overdue)-1].ClientReference; first != fmt.Sprintf("many%05d", n-1) || last != fmt.Sprintf("many%05d", 2) {
+		t.Fatalf("Reconcile reported %s to %s, want the earliest started first", first, last)
 	}
 }
 
