@@ -392,7 +392,7 @@ func (o *Outcome) Unknown() bool { return o.State == EventUnknown }
 
 // IsFinal reports whether the outcome is final: succeeded, failed, mismatched, expired
 // or unknown. Nothing settles it again, except that a later state of higher rank
-// replaces it (see MergeOutcome).
+// replaces it (see storekit.MergeOutcome).
 func (o *Outcome) IsFinal() bool { return finalRank[o.State] > 0 }
 
 // IsPending reports whether the final state is still unknown. A pending outcome is not a

@@ -6,7 +6,17 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/billingsdk/billing-go/internal/storeabi"
 )
+
+// Package storekit, for Store implementers, runs these rules (it imports this package,
+// which cannot import it).
+func init() {
+	storeabi.MergeOutcome = mergeOutcome
+	storeabi.ValidateClaim = validateClaim
+	storeabi.ValidateOwner = validateOwner
+}
 
 // Store is where a Tracker keeps the money movements it resolves, their final outcomes
 // and the callbacks delivered for them. TrackerOptions.Store nil is a store in the
@@ -38,7 +48,7 @@ type Store interface {
 	Get(ctx context.Context, key MovementKey) (Entry, error)
 
 	// Settle records the final outcome o (a final State, At set) of the movement key, by
-	// the rules of MergeOutcome: the first final outcome stands, except that a higher
+	// the rules of storekit.MergeOutcome: the first final outcome stands, except that a higher
 	// rank replaces it (money moved over nothing moved over unknown), and a callback and
 	// a status check that disagree are remembered. body is the raw callback when o came
 	// from one (kept for audit), nil otherwise. The Tracker derives Outcome.Event from
@@ -58,11 +68,11 @@ type Store interface {
 
 	// FinishCallback ends owner's handling of the callback dedupeKey: handled true marks
 	// it done for good; false (the merchant code failed or panicked) forgets it, so the
-	// next delivery is handled. ErrLeaseLost when owner no longer holds it.
+	// next delivery is handled. storekit.ErrLeaseLost when owner no longer holds it.
 	FinishCallback(ctx context.Context, dedupeKey, owner string, handled bool, now time.Time) error
 
 	// Callbacks returns the callbacks kept for key, first received first, at most
-	// MaxClaim of them: the audit of what was delivered for a movement.
+	// storekit.MaxClaim of them: the audit of what was delivered for a movement.
 	Callbacks(ctx context.Context, key MovementKey) ([]Callback, error)
 
 	// ClaimDue claims up to limit tracked movements still unsettled whose next check is
@@ -70,17 +80,17 @@ type Store interface {
 	// claimed by one owner at a time; a claim whose lease ended may be taken by another.
 	ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Movement, error)
 
-	// RenewClaim extends owner's claim on key to leaseUntil. ErrLeaseLost when owner no
+	// RenewClaim extends owner's claim on key to leaseUntil. storekit.ErrLeaseLost when owner no
 	// longer holds it (another owner took it after the lease ended, or it was settled).
 	RenewClaim(ctx context.Context, key MovementKey, owner string, leaseUntil time.Time) error
 
 	// Reschedule records that a status check left key pending: one more check is
-	// counted, the next is due at next, and owner's claim is released. ErrLeaseLost
+	// counted, the next is due at next, and owner's claim is released. storekit.ErrLeaseLost
 	// when owner no longer holds the claim.
 	Reschedule(ctx context.Context, key MovementKey, owner string, next time.Time) error
 
 	// ReleaseClaim gives back owner's claim on key without a check (the next check time
-	// is unchanged), so another owner may take it at once. ErrLeaseLost when owner no
+	// is unchanged), so another owner may take it at once. storekit.ErrLeaseLost when owner no
 	// longer holds it.
 	ReleaseClaim(ctx context.Context, key MovementKey, owner string) error
 
@@ -96,7 +106,7 @@ type Store interface {
 	MarkReported(ctx context.Context, id string, now time.Time) error
 
 	// RetryReport records that reporting the outcome id failed: one more attempt is
-	// counted and it may be claimed again from at. ErrLeaseLost when owner no longer
+	// counted and it may be claimed again from at. storekit.ErrLeaseLost when owner no longer
 	// holds it.
 	RetryReport(ctx context.Context, id, owner string, at time.Time) error
 
@@ -107,7 +117,7 @@ type Store interface {
 	// Reconcile reports the tracked movements started in [from, to): those still
 	// unsettled past their callback deadline at now, those whose callback and status
 	// check disagreed, and those settled by a status check with no callback. Each list
-	// holds at most MaxClaim entries, the earliest started first (then by reference), so
+	// holds at most storekit.MaxClaim (1,000) entries, the earliest started first (then by reference), so
 	// that one call bounds its memory; Truncated says more were left out.
 	Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error)
 
@@ -131,18 +141,15 @@ type Store interface {
 	Purge(ctx context.Context, before time.Time) (int, error)
 }
 
-// CallbackEntryBeginner is implemented by a Store that reads, in the same round trip as
-// BeginCallback, what it knows of the callback's movement (what Get returns for c.Key).
-// The callback handler then learns the kind a reference is tracked as without a round
-// trip of its own. It is optional: without it the handler calls Get.
-type CallbackEntryBeginner interface {
+// callbackEntryBeginner is storekit.CallbackEntryBeginner: a Store that reads, with
+// BeginCallback, what it knows of the callback's movement.
+type callbackEntryBeginner interface {
 	BeginCallbackEntry(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error)
 }
 
-// ErrLeaseLost is matched (errors.Is) by the error of a Store call made under a claim
-// the caller no longer holds: its lease ended and another owner took it, or the movement
-// was settled meanwhile. The caller drops the work; its holder will do it.
-var ErrLeaseLost = errors.New("billing: store lease lost")
+// errLeaseLost is storekit.ErrLeaseLost: a Store call made under a claim the caller no
+// longer holds. The caller drops the work; the claim's holder does it.
+var errLeaseLost = storeabi.ErrLeaseLost
 
 // ErrNotTracked is matched (errors.Is) by the error of a Store call about a movement
 // the store does not track.
@@ -153,9 +160,9 @@ var ErrNotTracked = errors.New("billing: movement not tracked")
 // recorded: do not send the movement; retry later.
 var ErrStoreFull = errors.New("billing: store full")
 
-// MaxClaim is the most a single ClaimDue, ClaimUnreported or Callbacks returns,
-// whatever limit is asked, so that one call bounds its memory.
-const MaxClaim = 1000
+// maxClaim is storekit.MaxClaim: the most one ClaimDue, ClaimUnreported, Callbacks or
+// Reconcile list holds.
+const maxClaim = storeabi.MaxClaim
 
 // MovementKey names a movement the way both its request and its callbacks can: a
 // callback does not say which of the movements sharing its shape it reports (receive or
@@ -286,19 +293,9 @@ type Settlement struct {
 	ReportAttempts int
 }
 
-// MergeOutcome applies the precedence rules of final outcomes, for Store
-// implementations: o, a final outcome for key, arrives where prev (nil when none) is
-// stored. It returns the settlement to store next and whether o became its outcome.
-//
-// Final states are ranked: money moved (succeeded, mismatched) outranks nothing moved
-// (failed, expired), which outranks not knowing (unknown). A state of higher rank
-// replaces one of lower rank under a new ID, unreported, so it is reported again; at
-// equal rank the first stands. One exception: a refusal of the movement's own request
-// (Source SourceRequest) is never replaced, since the service refused the only request
-// made under it, so a success reported later under that reference is another
-// movement's (a reused reference). A final state from another source that differs sets
-// Disagreed. o that is not final, has no source or no time is a *ValidationError.
-func MergeOutcome(prev *Settlement, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
+// mergeOutcome is storekit.MergeOutcome, whose doc gives the rules: o, a final
+// outcome for key, arrives where prev (nil when none) is stored.
+func mergeOutcome(prev *Settlement, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
 	if err := validateSettle(key, o, body); err != nil {
 		return Settlement{}, false, err
 	}
@@ -419,29 +416,27 @@ type Reconciliation struct {
 	Disagreed []Settlement
 	// StatusCheckOnly are settlements no callback reported: the callback never came.
 	StatusCheckOnly []Settlement
-	// Truncated says that a list held MaxClaim entries, the earliest started, and more
+	// Truncated says that a list held storekit.MaxClaim (1,000) entries, the earliest started, and more
 	// were left out: reconcile a narrower window to see them.
 	Truncated bool
 }
 
-// capReconciliation cuts each list of r to MaxClaim entries, setting Truncated when it
+// capReconciliation cuts each list of r to maxClaim entries, setting Truncated when it
 // cut one, for Store implementations that read one entry more than they keep.
 func capReconciliation(r *Reconciliation) {
-	if len(r.Overdue) > MaxClaim {
-		r.Overdue, r.Truncated = r.Overdue[:MaxClaim], true
+	if len(r.Overdue) > maxClaim {
+		r.Overdue, r.Truncated = r.Overdue[:maxClaim], true
 	}
-	if len(r.Disagreed) > MaxClaim {
-		r.Disagreed, r.Truncated = r.Disagreed[:MaxClaim], true
+	if len(r.Disagreed) > maxClaim {
+		r.Disagreed, r.Truncated = r.Disagreed[:maxClaim], true
 	}
-	if len(r.StatusCheckOnly) > MaxClaim {
-		r.StatusCheckOnly, r.Truncated = r.StatusCheckOnly[:MaxClaim], true
+	if len(r.StatusCheckOnly) > maxClaim {
+		r.StatusCheckOnly, r.Truncated = r.StatusCheckOnly[:maxClaim], true
 	}
 }
 
-// ValidateClaim returns a *ValidationError for a claim a Store must refuse, for Store
-// implementations: an empty owner, a lease that ends at or before now, or a limit below
-// one. It returns the limit capped at MaxClaim.
-func ValidateClaim(owner string, now, leaseUntil time.Time, limit int) (int, error) {
+// validateClaim is storekit.ValidateClaim.
+func validateClaim(owner string, now, leaseUntil time.Time, limit int) (int, error) {
 	switch {
 	case strings.TrimSpace(owner) == "":
 		return 0, invalid("owner", "is required")
@@ -452,12 +447,11 @@ func ValidateClaim(owner string, now, leaseUntil time.Time, limit int) (int, err
 	case limit < 1:
 		return 0, invalid("limit", "must be at least 1")
 	}
-	return min(limit, MaxClaim), nil
+	return min(limit, maxClaim), nil
 }
 
-// ValidateOwner returns a *ValidationError for an empty owner, for Store
-// implementations.
-func ValidateOwner(owner string) error {
+// validateOwner is storekit.ValidateOwner.
+func validateOwner(owner string) error {
 	if strings.TrimSpace(owner) == "" {
 		return invalid("owner", "is required")
 	}

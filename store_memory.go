@@ -324,7 +324,7 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	if e.tracked {
 		o.Kind = e.m.Kind
 	}
-	next, changed, err := MergeOutcome(e.final, key, o, bytes.Clone(body))
+	next, changed, err := mergeOutcome(e.final, key, o, bytes.Clone(body))
 	if err != nil {
 		if created {
 			s.forgetLocked(e)
@@ -364,7 +364,7 @@ func (s *memoryStore) BeginCallback(_ context.Context, c Callback, owner string,
 	if err := c.Validate(); err != nil {
 		return "", err
 	}
-	if err := ValidateOwner(owner); err != nil {
+	if err := validateOwner(owner); err != nil {
 		return "", err
 	}
 	if !leaseUntil.After(c.At) {
@@ -457,14 +457,14 @@ func (s *memoryStore) dropDedupeLocked(d *memDedupe) {
 }
 
 func (s *memoryStore) FinishCallback(_ context.Context, dedupeKey, owner string, handled bool, now time.Time) error {
-	if err := ValidateOwner(owner); err != nil {
+	if err := validateOwner(owner); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.dedupe[dedupeKey]
 	if d == nil || d.done || d.owner != owner {
-		return fmt.Errorf("%w: callback %q", ErrLeaseLost, dedupeKey)
+		return fmt.Errorf("%w: callback %q", errLeaseLost, dedupeKey)
 	}
 	if !handled {
 		s.dropDedupeLocked(d)
@@ -482,7 +482,7 @@ func (s *memoryStore) Callbacks(_ context.Context, key MovementKey) ([]Callback,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := s.bodies[key]
-	kept = kept[:min(len(kept), MaxClaim)]
+	kept = kept[:min(len(kept), maxClaim)]
 	out := make([]Callback, 0, len(kept))
 	for _, b := range kept {
 		c := b.cb
@@ -493,7 +493,7 @@ func (s *memoryStore) Callbacks(_ context.Context, key MovementKey) ([]Callback,
 }
 
 func (s *memoryStore) ClaimDue(_ context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Movement, error) {
-	limit, err := ValidateClaim(owner, now, leaseUntil, limit)
+	limit, err := validateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -513,17 +513,17 @@ func (s *memoryStore) ClaimDue(_ context.Context, owner string, now, leaseUntil 
 }
 
 // claimedLocked returns the tracked, unsettled movement key claimed by owner, or
-// ErrLeaseLost.
+// errLeaseLost.
 func (s *memoryStore) claimedLocked(key MovementKey, owner string) (*memEntry, error) {
 	e := s.entries[key]
 	if e == nil || !e.tracked || e.final != nil || e.m.LeaseOwner != owner {
-		return nil, fmt.Errorf("%w: movement %s %q", ErrLeaseLost, key.Callback, key.ClientReference)
+		return nil, fmt.Errorf("%w: movement %s %q", errLeaseLost, key.Callback, key.ClientReference)
 	}
 	return e, nil
 }
 
 func (s *memoryStore) RenewClaim(_ context.Context, key MovementKey, owner string, leaseUntil time.Time) error {
-	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
+	if err := firstError(key.Validate(), validateOwner(owner)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -538,7 +538,7 @@ func (s *memoryStore) RenewClaim(_ context.Context, key MovementKey, owner strin
 }
 
 func (s *memoryStore) Reschedule(_ context.Context, key MovementKey, owner string, next time.Time) error {
-	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
+	if err := firstError(key.Validate(), validateOwner(owner)); err != nil {
 		return err
 	}
 	if next.IsZero() {
@@ -557,7 +557,7 @@ func (s *memoryStore) Reschedule(_ context.Context, key MovementKey, owner strin
 }
 
 func (s *memoryStore) ReleaseClaim(_ context.Context, key MovementKey, owner string) error {
-	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
+	if err := firstError(key.Validate(), validateOwner(owner)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -572,7 +572,7 @@ func (s *memoryStore) ReleaseClaim(_ context.Context, key MovementKey, owner str
 }
 
 func (s *memoryStore) ClaimUnreported(_ context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Settlement, error) {
-	limit, err := ValidateClaim(owner, now, leaseUntil, limit)
+	limit, err := validateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -611,7 +611,7 @@ func (s *memoryStore) MarkReported(_ context.Context, id string, now time.Time) 
 }
 
 func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.Time) error {
-	if err := firstError(required("id", id), ValidateOwner(owner)); err != nil {
+	if err := firstError(required("id", id), validateOwner(owner)); err != nil {
 		return err
 	}
 	if at.IsZero() {
@@ -621,7 +621,7 @@ func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.T
 	defer s.mu.Unlock()
 	e := s.byID[id]
 	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() || e.reportOwner != owner {
-		return fmt.Errorf("%w: outcome %q", ErrLeaseLost, id)
+		return fmt.Errorf("%w: outcome %q", errLeaseLost, id)
 	}
 	e.final.ReportAttempts++
 	e.reportOwner, e.reportUntil = "", at
@@ -629,9 +629,9 @@ func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.T
 	return nil
 }
 
-// RenewReport extends owner's claim on the unreported outcome id (ReportLeaseRenewer).
+// RenewReport extends owner's claim on the unreported outcome id (storekit.ReportLeaseRenewer).
 func (s *memoryStore) RenewReport(_ context.Context, id, owner string, leaseUntil time.Time) error {
-	if err := firstError(required("id", id), ValidateOwner(owner)); err != nil {
+	if err := firstError(required("id", id), validateOwner(owner)); err != nil {
 		return err
 	}
 	if leaseUntil.IsZero() {
@@ -641,14 +641,14 @@ func (s *memoryStore) RenewReport(_ context.Context, id, owner string, leaseUnti
 	defer s.mu.Unlock()
 	e := s.byID[id]
 	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() || e.reportOwner != owner {
-		return fmt.Errorf("%w: outcome %q", ErrLeaseLost, id)
+		return fmt.Errorf("%w: outcome %q", errLeaseLost, id)
 	}
 	e.reportUntil = leaseUntil
 	s.reports.set(e, true)
 	return nil
 }
 
-var _ ReportLeaseRenewer = (*memoryStore)(nil)
+var _ reportLeaseRenewer = (*memoryStore)(nil)
 
 func (s *memoryStore) Pending(context.Context) (int, time.Time, error) {
 	s.mu.Lock()

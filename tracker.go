@@ -608,7 +608,7 @@ func withLookup(lookup trackedLookup) WebhookOption {
 }
 
 // settle records a final outcome in the store under its rules of precedence (see
-// MergeOutcome) and wakes this process's Awaits of key. The store is given no Event:
+// mergeOutcome) and wakes this process's Awaits of key. The store is given no Event:
 // the outcome's event is derived from its fields whenever it is read back.
 func (t *Tracker) settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, error) {
 	o.Event = nil

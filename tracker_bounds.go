@@ -31,15 +31,11 @@ const maxAbandonedCalls = 64
 // calls are safe to make again. The error matches context.DeadlineExceeded too.
 var ErrStoreTimeout = errors.New("billing: store call timed out")
 
-// ReportLeaseRenewer is implemented by a Store that can extend a claim of
-// ClaimUnreported. A Tracker renews the claim while OnOutcome runs and while it records
-// the report, so that no other instance reports the same outcome meanwhile. With a store
-// that does not implement it, the Tracker claims outcomes for long enough to cover
-// OnOutcomeTimeout and the report's recording instead.
-type ReportLeaseRenewer interface {
-	// RenewReport extends owner's claim on the unreported outcome id to leaseUntil.
-	// ErrLeaseLost when owner no longer holds it (its lease ended and another owner
-	// took it, or it was reported or replaced meanwhile).
+// reportLeaseRenewer is storekit.ReportLeaseRenewer: a Store that can extend a claim of
+// ClaimUnreported, which the Tracker renews while OnOutcome runs and while it records
+// the report. With a store that cannot, it claims outcomes for long enough to cover
+// OnOutcomeTimeout and the recording instead.
+type reportLeaseRenewer interface {
 	RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error
 }
 
@@ -270,7 +266,7 @@ func (b *boundedStore) RecordReference(ctx context.Context, key MovementKey, ser
 // renewReport is s's RenewReport, bounded as s's other calls are; nil when s has none.
 func renewReport(s Store) func(ctx context.Context, id, owner string, leaseUntil time.Time) error {
 	b, isBounded := s.(*boundedStore)
-	r, ok := unbounded(s).(ReportLeaseRenewer)
+	r, ok := unbounded(s).(reportLeaseRenewer)
 	switch {
 	case !ok:
 		return nil

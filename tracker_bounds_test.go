@@ -262,7 +262,7 @@ func (h *hangStore) RenewReport(ctx context.Context, id, owner string, leaseUnti
 	if h.hang("RenewReport") {
 		return errReleased
 	}
-	return h.open.(ReportLeaseRenewer).RenewReport(ctx, id, owner, leaseUntil)
+	return h.open.(reportLeaseRenewer).RenewReport(ctx, id, owner, leaseUntil)
 }
 
 // syncBuffer is a log destination safe for the Tracker's goroutines.

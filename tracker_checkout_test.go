@@ -109,7 +109,7 @@ func checkoutTracker(t *testing.T, provider bool, opts TrackerOptions) (*Tracker
 func runDue(t *testing.T, tr *Tracker) {
 	t.Helper()
 	now := tr.opts.Clock.Now()
-	due, err := tr.store.ClaimDue(context.Background(), tr.opts.Owner, now, now.Add(tr.opts.Lease), MaxClaim)
+	due, err := tr.store.ClaimDue(context.Background(), tr.opts.Owner, now, now.Add(tr.opts.Lease), maxClaim)
 	require.NoError(t, err)
 	for _, m := range due {
 		tr.check(context.Background(), m)

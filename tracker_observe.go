@@ -20,7 +20,7 @@ type TrackerObserver interface {
 	StatusChecked(ctx context.Context, kind Kind, clientReference string, o *Outcome, err error)
 	// OutcomeSettled is told of each final outcome the Tracker records, once per
 	// movement, and once more if a later state of higher rank replaces it (see
-	// MergeOutcome). o.Source says whether the callback or the status check settled it;
+	// storekit.MergeOutcome). o.Source says whether the callback or the status check settled it;
 	// o.Kind is empty when a callback settled a movement no Await or Track had named yet.
 	OutcomeSettled(ctx context.Context, o *Outcome)
 }

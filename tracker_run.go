@@ -21,7 +21,7 @@ const runBatch = 100
 // ones; and calls OnOutcome for each final outcome not yet reported, whichever instance
 // learned it, until OnOutcome returns nil. OnOutcome calls run beside the rounds,
 // ReportConcurrency at a time, under a lease renewed while they run when the store can
-// renew it (see ReportLeaseRenewer). It also forgets what is older than Retention.
+// renew it (see storekit.ReportLeaseRenewer). It also forgets what is older than Retention.
 //
 // Store and status check errors are logged and tried again later; Run returns only when
 // ctx ends, with an error matching ctx's (context.Canceled or DeadlineExceeded). Every
@@ -118,7 +118,7 @@ func (t *Tracker) release(ctx context.Context, ms []Movement) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := t.store.ReleaseClaim(context.WithoutCancel(ctx), m.Key(), t.opts.Owner); err != nil && !errors.Is(err, ErrLeaseLost) {
+			if err := t.store.ReleaseClaim(context.WithoutCancel(ctx), m.Key(), t.opts.Owner); err != nil && !errors.Is(err, errLeaseLost) {
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: releasing a claim failed",
 					slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference), slog.String("error", err.Error()))
 			}
@@ -238,7 +238,7 @@ func (t *Tracker) check(ctx context.Context, m Movement) {
 		}
 		return
 	case ctx.Err() != nil:
-		if err := t.store.ReleaseClaim(wctx, key, t.opts.Owner); err != nil && !errors.Is(err, ErrLeaseLost) {
+		if err := t.store.ReleaseClaim(wctx, key, t.opts.Owner); err != nil && !errors.Is(err, errLeaseLost) {
 			t.opts.Logger.LogAttrs(wctx, slog.LevelWarn, "billing tracker: releasing a claim failed", append(attrs, slog.String("error", err.Error()))...)
 		}
 		return
@@ -248,7 +248,7 @@ func (t *Tracker) check(ctx context.Context, m Movement) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing status check failed; asking again later", append(attrs, slog.String("error", err.Error()))...)
 	}
 	next := now.Add(jitter(t.backoff(m.Checks)))
-	if err := t.store.Reschedule(wctx, key, t.opts.Owner, next); err != nil && !errors.Is(err, ErrLeaseLost) {
+	if err := t.store.Reschedule(wctx, key, t.opts.Owner, next); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: rescheduling failed", append(attrs, slog.String("error", err.Error()))...)
 	}
 }
@@ -276,7 +276,7 @@ func (t *Tracker) holdClaim(ctx context.Context, key MovementKey) (stop func()) 
 }
 
 // hold calls renew with the end of a new lease every third of a lease, on the Clock,
-// until stop is called or ctx ends. lost is closed when renew says ErrLeaseLost (and
+// until stop is called or ctx ends. lost is closed when renew says errLeaseLost (and
 // renewal stops); any other error is tried again at the next renewal, each bounded by
 // StoreTimeout.
 func (t *Tracker) hold(ctx context.Context, renew func(ctx context.Context, until time.Time) error) (stop func(), lost <-chan struct{}) {
@@ -299,7 +299,7 @@ func (t *Tracker) hold(ctx context.Context, renew func(ctx context.Context, unti
 				return
 			default:
 			}
-			if err := renew(ctx, t.opts.Clock.Now().Add(t.opts.Lease)); errors.Is(err, ErrLeaseLost) {
+			if err := renew(ctx, t.opts.Clock.Now().Add(t.opts.Lease)); errors.Is(err, errLeaseLost) {
 				close(lostCh)
 				return // the settle, reschedule or report that follows learns it too
 			}
@@ -344,7 +344,7 @@ func (t *Tracker) report(ctx context.Context, s Settlement, until time.Time) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing OnOutcome failed; it will be called again",
 			slog.String("id", s.ID), slog.Int("attempts", s.ReportAttempts+1), slog.String("error", err.Error()))
 	}
-	if err := t.store.RetryReport(context.WithoutCancel(ctx), s.ID, t.opts.Owner, next); err != nil && !errors.Is(err, ErrLeaseLost) {
+	if err := t.store.RetryReport(context.WithoutCancel(ctx), s.ID, t.opts.Owner, next); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a failed report failed", slog.String("id", s.ID), slog.String("error", err.Error()))
 	}
 }
@@ -353,7 +353,7 @@ func (t *Tracker) report(ctx context.Context, s Settlement, until time.Time) {
 // so that another instance may take it without waiting for its lease (counted as one
 // attempt). The write is bounded by StoreTimeout.
 func (t *Tracker) giveBackReport(ctx context.Context, id string) {
-	if err := t.store.RetryReport(context.WithoutCancel(ctx), id, t.opts.Owner, t.opts.Clock.Now()); err != nil && !errors.Is(err, ErrLeaseLost) {
+	if err := t.store.RetryReport(context.WithoutCancel(ctx), id, t.opts.Owner, t.opts.Clock.Now()); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: giving back a report's claim failed", slog.String("id", id), slog.String("error", err.Error()))
 	}
 }
@@ -434,7 +434,7 @@ func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome) (finished bool,
 // past their callback deadline, those whose callback and status check disagreed (a
 // forged or stale callback, or a late reversal: look at them), and those settled by a
 // status check alone (no callback came: check the callback URL). Each list holds at
-// most MaxClaim entries, the earliest started first, so that memory stays bounded
+// most 1,000 entries (storekit.MaxClaim), the earliest started first, so that memory stays bounded
 // whatever the window; Truncated says more were left out: reconcile narrower windows,
 // from the last start reported on.
 func (t *Tracker) Reconcile(ctx context.Context, from, to time.Time) (Reconciliation, error) {

@@ -227,13 +227,13 @@ func TestMergeOutcomeRanksEveryPair(t *testing.T) {
 	cells := 0
 	for _, s1 := range states {
 		for _, src1 := range sources {
-			first, changed, err := MergeOutcome(nil, key, Outcome{State: s1, Source: src1, At: at}, nil)
+			first, changed, err := mergeOutcome(nil, key, Outcome{State: s1, Source: src1, At: at}, nil)
 			require.NoError(t, err)
 			require.True(t, changed)
 			for _, s2 := range states {
 				for _, src2 := range sources {
 					cells++
-					next, changed, err := MergeOutcome(&first, key, Outcome{State: s2, Source: src2, At: at.Add(time.Second)}, nil)
+					next, changed, err := mergeOutcome(&first, key, Outcome{State: s2, Source: src2, At: at.Add(time.Second)}, nil)
 					require.NoError(t, err)
 					want := finalRank[s2] > finalRank[s1] && src1 != SourceRequest
 					name := fmt.Sprintf("%s/%s then %s/%s", s1, src1, s2, src2)
@@ -251,7 +251,7 @@ func TestMergeOutcomeRanksEveryPair(t *testing.T) {
 	}
 	t.Logf("%d cells", cells)
 	for _, s := range []EventState{EventPending, "", "bogus"} {
-		_, _, err := MergeOutcome(nil, key, Outcome{State: s, Source: SourceCallback, At: at}, nil)
+		_, _, err := mergeOutcome(nil, key, Outcome{State: s, Source: SourceCallback, At: at}, nil)
 		var ve *ValidationError
 		assert.ErrorAs(t, err, &ve, "%q is not final", s)
 	}

@@ -44,13 +44,13 @@ type storeDedupe struct {
 // claim). Otherwise it has answered the sender itself.
 //
 // entry is what the store knows of the callback's movement when it could tell in the
-// same round trip (CallbackEntryBeginner), nil otherwise.
+// same round trip (storekit.CallbackEntryBeginner), nil otherwise.
 func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), entry *Entry, proceed bool) {
 	now := d.clock.Now()
 	c := Callback{Key: EventKey(ev), DedupeKey: dedupeKey(ev), Body: body, At: now}
 	var claim CallbackClaim
 	var err error
-	if b, ok := d.store.(CallbackEntryBeginner); ok {
+	if b, ok := d.store.(callbackEntryBeginner); ok {
 		var e Entry
 		if claim, e, err = b.BeginCallbackEntry(r.Context(), c, d.owner, now.Add(d.lease)); err == nil {
 			entry = &e

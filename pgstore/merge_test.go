@@ -13,7 +13,7 @@ import (
 )
 
 // Every sequence of up to three final outcomes, of every final state from every source,
-// settles in PostgreSQL as in the memory store, which applies billing.MergeOutcome: the
+// settles in PostgreSQL as in the memory store, which applies storekit.MergeOutcome: the
 // same outcome stands or replaces the last under the same ID, with every field it
 // carries, through the first outcome's single statement and the merging transaction
 // alike, for every kind (a checkout's key included), tracked before or after.

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // Options configure a Store.
@@ -65,7 +66,7 @@ type Store struct {
 }
 
 var _ billing.Store = (*Store)(nil)
-var _ billing.ReportLeaseRenewer = (*Store)(nil)
+var _ storekit.ReportLeaseRenewer = (*Store)(nil)
 
 // New returns the store on db with the default Options. It checks the schema's version
 // with reads only, and migrates it when it is older (see Migrate), which needs a role
@@ -301,11 +302,11 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 	return e, nil
 }
 
-// Settle records the final outcome o of key by billing.MergeOutcome's rules. The first
+// Settle records the final outcome o of key by storekit.MergeOutcome's rules. The first
 // final outcome of a movement, the usual case, takes one statement that writes it only
 // if the row has none; otherwise it merges in a transaction that holds the row.
 func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool, error) {
-	first, _, err := billing.MergeOutcome(nil, key, o, body)
+	first, _, err := storekit.MergeOutcome(nil, key, o, body)
 	if err != nil {
 		return billing.Settlement{}, false, err
 	}
@@ -373,7 +374,7 @@ func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.Mo
 	if e.Tracked {
 		o.Kind = e.Movement.Kind
 	}
-	next, changed, err := billing.MergeOutcome(e.Final, key, o, body)
+	next, changed, err := storekit.MergeOutcome(e.Final, key, o, body)
 	if err != nil {
 		return billing.Settlement{}, false, true, err
 	}
@@ -407,7 +408,7 @@ func (s *Store) BeginCallback(ctx context.Context, c billing.Callback, owner str
 	if err := c.Validate(); err != nil {
 		return "", err
 	}
-	if err := billing.ValidateOwner(owner); err != nil {
+	if err := storekit.ValidateOwner(owner); err != nil {
 		return "", err
 	}
 	if !leaseUntil.After(c.At) {
@@ -448,7 +449,7 @@ func (s *Store) BeginCallback(ctx context.Context, c billing.Callback, owner str
 
 // FinishCallback ends owner's handling of dedupeKey.
 func (s *Store) FinishCallback(ctx context.Context, dedupeKey, owner string, handled bool, now time.Time) error {
-	if err := billing.ValidateOwner(owner); err != nil {
+	if err := storekit.ValidateOwner(owner); err != nil {
 		return err
 	}
 	stmt := `DELETE FROM billing_callback_dedupe WHERE dedupe_key = $2 AND owner = $3 AND NOT done RETURNING {skew}`
@@ -465,7 +466,7 @@ func (s *Store) FinishCallback(ctx context.Context, dedupeKey, owner string, han
 func oneRow(err error, what string) error {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("%w: %s", billing.ErrLeaseLost, what)
+		return fmt.Errorf("%w: %s", storekit.ErrLeaseLost, what)
 	case err != nil:
 		return fmt.Errorf("pgstore: %s: %w", what, err)
 	}
@@ -473,7 +474,7 @@ func oneRow(err error, what string) error {
 }
 
 // Callbacks returns the callbacks kept for key, first received first, at most
-// billing.MaxClaim of them.
+// storekit.MaxClaim of them.
 func (s *Store) Callbacks(ctx context.Context, key billing.MovementKey) ([]billing.Callback, error) {
 	if key.Callback == "" || key.ClientReference == "" {
 		return nil, &billing.ValidationError{Field: "key", Rule: "needs a callback kind and a client reference"}
@@ -481,7 +482,7 @@ func (s *Store) Callbacks(ctx context.Context, key billing.MovementKey) ([]billi
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT dedupe_key, body, first_at, last_at, deliveries, {skew}
 		FROM billing_callbacks WHERE callback_kind = $2 AND client_reference = $3
 		ORDER BY first_at, body_sha256 LIMIT $4`),
-		s.now(), key.Callback, key.ClientReference, billing.MaxClaim)
+		s.now(), key.Callback, key.ClientReference, storekit.MaxClaim)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: reading callbacks: %w", err)
 	}
@@ -529,7 +530,7 @@ func entries(ctx context.Context, q interface {
 // ClaimDue leases overdue movements to owner. The rows are chosen and locked in the
 // statement that leases them, skipping rows another instance is claiming right now.
 func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Movement, error) {
-	limit, err := billing.ValidateClaim(owner, now, leaseUntil, limit)
+	limit, err := storekit.ValidateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -559,7 +560,7 @@ func (s *Store) claimed(ctx context.Context, key billing.MovementKey, owner, set
 	if err := key.Validate(); err != nil {
 		return err
 	}
-	if err := billing.ValidateOwner(owner); err != nil {
+	if err := storekit.ValidateOwner(owner); err != nil {
 		return err
 	}
 	var skew int64
@@ -591,7 +592,7 @@ func (s *Store) ReleaseClaim(ctx context.Context, key billing.MovementKey, owner
 
 // ClaimUnreported leases settled, unreported outcomes to owner.
 func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Settlement, error) {
-	limit, err := billing.ValidateClaim(owner, now, leaseUntil, limit)
+	limit, err := storekit.ValidateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -640,7 +641,7 @@ func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time)
 	if id == "" {
 		return &billing.ValidationError{Field: "id", Rule: "is required"}
 	}
-	if err := billing.ValidateOwner(owner); err != nil {
+	if err := storekit.ValidateOwner(owner); err != nil {
 		return err
 	}
 	if at.IsZero() {
@@ -655,13 +656,13 @@ func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time)
 }
 
 // RenewReport extends owner's claim on the unreported outcome id to leaseUntil, so that
-// no other instance reports it while OnOutcome runs (billing.ReportLeaseRenewer).
-// billing.ErrLeaseLost when owner no longer holds it.
+// no other instance reports it while OnOutcome runs (storekit.ReportLeaseRenewer).
+// storekit.ErrLeaseLost when owner no longer holds it.
 func (s *Store) RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error {
 	if id == "" {
 		return &billing.ValidationError{Field: "id", Rule: "is required"}
 	}
-	if err := billing.ValidateOwner(owner); err != nil {
+	if err := storekit.ValidateOwner(owner); err != nil {
 		return err
 	}
 	if leaseUntil.IsZero() {
@@ -697,18 +698,18 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 	const window = `kind IS NOT NULL AND started_at >= {t2} AND started_at < {t3}`
 	const order = ` ORDER BY started_at, client_reference`
 	var r billing.Reconciliation
-	// Each list keeps billing.MaxClaim entries, the earliest started; one more is read
+	// Each list keeps storekit.MaxClaim entries, the earliest started; one more is read
 	// to tell that the list was cut (Truncated). The settled ones share a query, which
 	// may then cut both lists: it reads two lists' worth and one more.
 	es, err := entries(ctx, s.db, "reconciling", s.q(`SELECT `+movementColumns+` FROM billing_movements
-		WHERE `+window+` AND outcome_id IS NULL AND deadline < {t1}`+order+` LIMIT `+strconv.Itoa(billing.MaxClaim+1)), now, from, to)
+		WHERE `+window+` AND outcome_id IS NULL AND deadline < {t1}`+order+` LIMIT `+strconv.Itoa(storekit.MaxClaim+1)), now, from, to)
 	if err != nil {
 		return r, err
 	}
 	for _, e := range es {
 		r.Overdue = append(r.Overdue, e.Movement)
 	}
-	const settledLimit = 2*billing.MaxClaim + 1
+	const settledLimit = 2*storekit.MaxClaim + 1
 	es, err = entries(ctx, s.db, "reconciling", s.q(`SELECT `+movementColumns+` FROM billing_movements
 		WHERE `+window+` AND outcome_id IS NOT NULL AND (disagreed OR (by_status_check AND NOT by_callback))`+order+
 		` LIMIT `+strconv.Itoa(settledLimit)), now, from, to)
@@ -724,12 +725,12 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 	}
 	r.Truncated = len(es) == settledLimit
 	for _, list := range []*[]billing.Settlement{&r.Disagreed, &r.StatusCheckOnly} {
-		if len(*list) > billing.MaxClaim {
-			*list, r.Truncated = (*list)[:billing.MaxClaim], true
+		if len(*list) > storekit.MaxClaim {
+			*list, r.Truncated = (*list)[:storekit.MaxClaim], true
 		}
 	}
-	if len(r.Overdue) > billing.MaxClaim {
-		r.Overdue, r.Truncated = r.Overdue[:billing.MaxClaim], true
+	if len(r.Overdue) > storekit.MaxClaim {
+		r.Overdue, r.Truncated = r.Overdue[:storekit.MaxClaim], true
 	}
 	return r, nil
 }

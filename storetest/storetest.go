@@ -20,6 +20,7 @@ import (
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // Run runs the conformance suite as subtests of t. newStore returns an empty store for
@@ -148,7 +149,7 @@ func sorted(s []string) []string {
 
 func wantLeaseLost(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, billing.ErrLeaseLost) {
+	if !errors.Is(err, storekit.ErrLeaseLost) {
 		t.Fatalf("%s: err = %v, want ErrLeaseLost", what, err)
 	}
 }
@@ -656,7 +657,7 @@ func testReconcile(t *testing.T, s billing.Store) {
 // MaxClaim that started first, and says it left the others out.
 func testReconcileIsBounded(t *testing.T, s billing.Store) {
 	ctx := context.Background()
-	n := billing.MaxClaim + 2
+	n := storekit.MaxClaim + 2
 	for i := range n {
 		track(t, s, movement(billing.KindSend, fmt.Sprintf("many%05d", i), time.Duration(n-i)*time.Second))
 	}
@@ -664,8 +665,8 @@ func testReconcileIsBounded(t *testing.T, s billing.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Overdue) != billing.MaxClaim || !r.Truncated {
-		t.Fatalf("Reconcile of %d overdue movements: %d reported, Truncated %v; want %d and true", n, len(r.Overdue), r.Truncated, billing.MaxClaim)
+	if len(r.Overdue) != storekit.MaxClaim || !r.Truncated {
+		t.Fatalf("Reconcile of %d overdue movements: %d reported, Truncated %v; want %d and true", n, len(r.Overdue), r.Truncated, storekit.MaxClaim)
 	}
 	// The latest tracked started first.
 	if first, last := r.Overdue[0].ClientReference, r.Overdue[len(r.Overdue)-1].ClientReference; first != fmt.Sprintf("many%05d", n-1) || last != fmt.Sprintf("many%05d", 2) {

@@ -1,0 +1,78 @@
+// Package storekit is for those who implement a billing.Store, the way package
+// database/sql/driver is for those who implement a database driver: the rules every
+// store applies alike, the sentinel and the bound of its answers, and the optional
+// interfaces a store may add to save the Tracker round trips. Merchants never import it;
+// they pass a store (billing.NewMemoryStore, pgstore.New) to billing.TrackerOptions.
+//
+// Package storetest checks an implementation against the rules.
+package storekit
+
+import (
+	"context"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/internal/storeabi"
+)
+
+// ErrLeaseLost is matched (errors.Is) by the error of a Store call made under a claim
+// the caller no longer holds: its lease ended and another owner took it, or the movement
+// was settled meanwhile. A store wraps it; the Tracker then drops the work, which the
+// claim's holder does.
+var ErrLeaseLost = storeabi.ErrLeaseLost
+
+// MaxClaim is the most a single ClaimDue, ClaimUnreported or Callbacks returns, and the
+// most each list of a Reconcile holds, whatever limit is asked, so that one call bounds
+// its memory.
+const MaxClaim = storeabi.MaxClaim
+
+// merge is package billing's own merge, the one its in-memory store applies.
+var merge = storeabi.MergeOutcome.(func(*billing.Settlement, billing.MovementKey, billing.Outcome, []byte) (billing.Settlement, bool, error))
+
+// MergeOutcome applies the precedence rules of final outcomes: o, a final outcome for
+// key, arrives where prev (nil when none) is stored. It returns the settlement to store
+// next and whether o became its outcome. A Store's Settle stores what it returns.
+//
+// Final states are ranked: money moved (succeeded, mismatched) outranks nothing moved
+// (failed, expired), which outranks not knowing (unknown). A state of higher rank
+// replaces one of lower rank under a new ID, unreported, so it is reported again; at
+// equal rank the first stands. One exception: a refusal of the movement's own request
+// (Source SourceRequest) is never replaced, since the service refused the only request
+// made under it, so a success reported later under that reference is another
+// movement's (a reused reference). A final state from another source that differs sets
+// Disagreed. o that is not final, has no source or no time is a *billing.ValidationError.
+func MergeOutcome(prev *billing.Settlement, key billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool, error) {
+	return merge(prev, key, o, body)
+}
+
+// ValidateClaim returns a *billing.ValidationError for a claim a Store must refuse: an
+// empty owner, a lease that ends at or before now, or a limit below one. It returns the
+// limit capped at MaxClaim.
+func ValidateClaim(owner string, now, leaseUntil time.Time, limit int) (int, error) {
+	return storeabi.ValidateClaim(owner, now, leaseUntil, limit)
+}
+
+// ValidateOwner returns a *billing.ValidationError for an empty owner.
+func ValidateOwner(owner string) error {
+	return storeabi.ValidateOwner(owner)
+}
+
+// CallbackEntryBeginner is implemented by a Store that reads, in the same round trip as
+// BeginCallback, what it knows of the callback's movement (what Get returns for c.Key).
+// The callback handler then learns the kind a reference is tracked as without a round
+// trip of its own. It is optional: without it the handler calls Get.
+type CallbackEntryBeginner interface {
+	BeginCallbackEntry(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, billing.Entry, error)
+}
+
+// ReportLeaseRenewer is implemented by a Store that can extend a claim of
+// ClaimUnreported. A Tracker renews the claim while OnOutcome runs and while it records
+// the report, so that no other instance reports the same outcome meanwhile. With a store
+// that does not implement it, the Tracker claims outcomes for long enough to cover
+// OnOutcomeTimeout and the report's recording instead.
+type ReportLeaseRenewer interface {
+	// RenewReport extends owner's claim on the unreported outcome id to leaseUntil.
+	// ErrLeaseLost when owner no longer holds it (its lease ended and another owner
+	// took it, or it was reported or replaced meanwhile).
+	RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error
+}
