@@ -40,11 +40,13 @@ type Store interface {
 	// whose callback came first (see Settle): it keeps the outcome it already has. An
 	// outcome settled before Track as another kind's (a movement sent outside the
 	// Tracker under the same reference and callback shape) is not the movement's own:
-	// Track then tracks nothing and returns created false.
+	// Track then tracks nothing and returns created false. A key forgotten after its
+	// retention (see Purge) is not tracked again: the error matches ErrForgotten.
 	Track(ctx context.Context, m Movement) (stored Movement, created bool, err error)
 
 	// Get returns what the store knows of key: the movement if it was tracked and its
-	// final outcome if one was settled. An unknown key is the zero Entry and no error.
+	// final outcome if one was settled, and whether a movement tracked under it was
+	// forgotten (see Purge). An unknown key is the zero Entry and no error.
 	Get(ctx context.Context, key MovementKey) (Entry, error)
 
 	// Settle records the final outcome o (a final State, At set) of the movement key, by
@@ -136,8 +138,11 @@ type Store interface {
 
 	// Purge forgets settlements made before before, once reported (or never tracked),
 	// with their movements and callbacks, and callback dedupe records finished, or
-	// whose lease ended, before before. Unsettled and unreported movements are kept. It returns how many
-	// movements it forgot. A Tracker calls it with now minus Retention.
+	// whose lease ended, before before. Unsettled and unreported movements are kept. It
+	// keeps a tombstone of each tracked movement it forgets, so that Get says Forgotten
+	// and Track refuses the key (ErrForgotten): a later Await must not ask and report
+	// the outcome a second time. It returns how many movements it forgot. A Tracker
+	// calls it with now minus Retention.
 	Purge(ctx context.Context, before time.Time) (int, error)
 }
 
@@ -150,6 +155,13 @@ type callbackEntryBeginner interface {
 // errLeaseLost is storekit.ErrLeaseLost: a Store call made under a claim the caller no
 // longer holds. The caller drops the work; the claim's holder does it.
 var errLeaseLost = storeabi.ErrLeaseLost
+
+// ErrForgotten is matched (errors.Is) by the error of Await, Track, TrackAmount and the
+// Tracker's send helpers for a movement its store forgot: it was settled, its outcome
+// reported to OnOutcome, and kept TrackerOptions.Retention before it was forgotten. Its
+// outcome is not asked or reported again; nothing is recorded. A reference names one
+// movement: send a new movement under a new one.
+var ErrForgotten = errors.New("billing: movement forgotten after its retention")
 
 // ErrNotTracked is matched (errors.Is) by the error of a Store call about a movement
 // the store does not track.
@@ -265,6 +277,10 @@ type Entry struct {
 	Movement Movement
 	// Final is the settled final outcome, nil while there is none.
 	Final *Settlement
+	// Forgotten says that a movement tracked under the key was settled, reported and
+	// then forgotten (see Purge): its outcome was told already, so the key is never
+	// tracked again. A callback settled since is held as untracked (Final).
+	Forgotten bool
 }
 
 // Settlement is a final outcome as a Store keeps it.

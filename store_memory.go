@@ -38,6 +38,11 @@ type memoryStore struct {
 
 	bodies    map[MovementKey][]*memBody
 	bodyOrder *list.List // of *memBody, oldest first
+
+	// Tombstones of the reported movements forgotten, at most maxEntries, the oldest
+	// dropped first: a few dozen bytes each.
+	forgotten      map[MovementKey]*list.Element
+	forgottenOrder *list.List // of MovementKey, oldest first
 }
 
 type memEntry struct {
@@ -101,7 +106,8 @@ type MemoryStoreOptions struct {
 // oldest first: callback bodies kept for audit (a body that does not fit even then is
 // not kept), callback dedupe records already handled (their redelivery is handled
 // again), then settled movements already reported or never tracked (a later Await of
-// one asks the status check again). It never forgets a movement pending or unreported:
+// a reported one answers ErrForgotten, as after Retention, while its tombstone is
+// kept: for the MaxMovements movements forgotten last). It never forgets a movement pending or unreported:
 // Track, Settle or BeginCallback answers ErrStoreFull instead, and nothing is recorded.
 // An outcome's Event whose JSON encoding is larger than MaxEventBytes is not kept
 // (Outcome.Event nil), as no callback body can carry it.
@@ -131,6 +137,9 @@ func newMemoryStore(maxEntries, maxBytes int) *memoryStore {
 		dedupeDone: list.New(),
 		bodies:     make(map[MovementKey][]*memBody),
 		bodyOrder:  list.New(),
+		forgotten:  make(map[MovementKey]*list.Element),
+
+		forgottenOrder: list.New(),
 	}
 }
 
@@ -151,6 +160,9 @@ func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, erro
 	e := s.entries[m.Key()]
 	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind)) {
 		return e.m, false, nil
+	}
+	if s.forgotten[m.Key()] != nil {
+		return Movement{}, false, fmt.Errorf("%w: %s %q", ErrForgotten, m.Kind, m.ClientReference)
 	}
 	if e == nil {
 		var err error
@@ -267,6 +279,9 @@ func (s *memoryStore) forgetLocked(e *memEntry) {
 	}
 	if e.final != nil {
 		delete(s.byID, e.final.ID)
+		if e.tracked && !e.final.ReportedAt.IsZero() {
+			s.tombstoneLocked(e.key)
+		}
 	}
 	delete(s.entries, e.key)
 	s.used -= e.size
@@ -277,17 +292,31 @@ func (s *memoryStore) forgetLocked(e *memEntry) {
 	delete(s.bodies, e.key)
 }
 
+// tombstoneLocked remembers that the reported movement key was forgotten, dropping the
+// oldest tombstone beyond maxEntries.
+func (s *memoryStore) tombstoneLocked(key MovementKey) {
+	if el := s.forgotten[key]; el != nil {
+		s.forgottenOrder.MoveToBack(el)
+		return
+	}
+	s.forgotten[key] = s.forgottenOrder.PushBack(key)
+	if s.forgottenOrder.Len() > s.maxEntries {
+		delete(s.forgotten, s.forgottenOrder.Remove(s.forgottenOrder.Front()).(MovementKey))
+	}
+}
+
 func (s *memoryStore) Get(_ context.Context, key MovementKey) (Entry, error) {
 	if err := key.Validate(); err != nil {
 		return Entry{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	forgotten := s.forgotten[key] != nil
 	e := s.entries[key]
 	if e == nil {
-		return Entry{}, nil
+		return Entry{Forgotten: forgotten}, nil
 	}
-	out := Entry{Tracked: e.tracked}
+	out := Entry{Tracked: e.tracked, Forgotten: forgotten}
 	if e.tracked {
 		out.Movement = e.m
 	}

@@ -297,6 +297,9 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 	if err != nil {
 		return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 	}
+	if !e.Tracked && e.Forgotten {
+		return Movement{}, false, forgottenError(kind, clientReference)
+	}
 	if !e.Tracked && settledAsOther(e.Final, kind) {
 		// Another kind's movement under this reference was settled already (every store
 		// refuses this in Track too; asking first keeps a store that does not safe).
@@ -318,6 +321,11 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 	return m, created, nil
 }
 
+// forgottenError is the error of tracking a movement its store forgot after Retention.
+func forgottenError(kind Kind, clientReference string) error {
+	return fmt.Errorf("%w: %s %q was settled, reported and forgotten: its outcome is not asked or reported again", ErrForgotten, kind, clientReference)
+}
+
 // Await returns the outcome of the money movement of the given kind and client
 // reference. It returns as soon as the Tracker's store holds the final outcome (at once
 // if it already does), whichever instance learned it: from a callback, or from a status
@@ -335,6 +343,9 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 // A checkout still unpaid CheckoutExpiry after its creation is settled expired by the
 // status check that finds it so (unknown when the service never showed the session), as
 // Run settles it.
+//
+// A movement settled, reported and then forgotten after Retention is not tracked again:
+// Await returns nil and an error matching ErrForgotten, since its outcome was reported.
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
@@ -358,7 +369,9 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	}
 	m := e.Movement
 	if !e.Tracked {
-		if m, _, err = t.track(ctx, kind, clientReference, Money{}, false); err != nil {
+		if m, _, err = t.track(ctx, kind, clientReference, Money{}, false); errors.Is(err, ErrForgotten) {
+			return nil, err
+		} else if err != nil {
 			return pending, err
 		}
 	}

@@ -429,14 +429,3 @@ func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome) (finished bool,
 	}
 	return false, fmt.Errorf("billing: OnOutcome did not return within %s: %w", t.opts.OnOutcomeTimeout, context.DeadlineExceeded)
 }
-
-// Reconcile reports the tracked movements started in [from, to): those still unsettled
-// past their callback deadline, those whose callback and status check disagreed (a
-// forged or stale callback, or a late reversal: look at them), and those settled by a
-// status check alone (no callback came: check the callback URL). Each list holds at
-// most 1,000 entries (storekit.MaxClaim), the earliest started first, so that memory stays bounded
-// whatever the window; Truncated says more were left out: reconcile narrower windows,
-// from the last start reported on.
-func (t *Tracker) Reconcile(ctx context.Context, from, to time.Time) (Reconciliation, error) {
-	return t.store.Reconcile(ctx, from, to, t.opts.Clock.Now())
-}

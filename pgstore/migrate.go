@@ -86,6 +86,15 @@ var migrations = [][]string{
 			ADD COLUMN currency                  text NOT NULL DEFAULT '',
 			ADD COLUMN outcome_service_reference text NOT NULL DEFAULT ''`,
 	},
+	{ // 3: tombstones of the reported movements Purge forgot, so that none is tracked,
+		// asked and reported again
+		`CREATE TABLE billing_forgotten (
+			callback_kind    text NOT NULL,
+			client_reference text NOT NULL,
+			forgotten_at     timestamptz NOT NULL,
+			PRIMARY KEY (callback_kind, client_reference)
+		)`,
+	},
 }
 
 // ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is

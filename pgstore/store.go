@@ -249,7 +249,8 @@ func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement
 			INSERT INTO billing_movements AS m
 				(callback_kind, client_reference, kind, started_at, deadline, next_check_at,
 				 asked_amount, asked_currency, caller_started_at)
-			VALUES ($2, $3, $4, {t1}, {t5}, {t5}, $6, $7, $1)
+			SELECT $2, $3, $4, {t1}, {t5}, {t5}, $6, $7, $1
+			WHERE NOT EXISTS (SELECT 1 FROM billing_forgotten f WHERE f.callback_kind = $2 AND f.client_reference = $3)
 			ON CONFLICT (callback_kind, client_reference) DO UPDATE
 				SET kind = EXCLUDED.kind, started_at = EXCLUDED.started_at, deadline = EXCLUDED.deadline,
 					next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL,
@@ -266,14 +267,18 @@ func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement
 	var created bool
 	e, err := scanEntry(prefixed{row, &created})
 	switch {
-	case err == nil:
+	case err == nil && (created || e.Tracked):
 		return e.Movement, created, nil
-	case !errors.Is(err, sql.ErrNoRows):
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return billing.Movement{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
 	}
-	e, err = s.Get(ctx, key)
-	if err != nil {
+	// Nothing tracked: a concurrent Track's row not yet visible to the statement, or a
+	// key forgotten after its retention.
+	if e, err = s.Get(ctx, key); err != nil {
 		return billing.Movement{}, false, err
+	}
+	if e.Forgotten && !e.Tracked {
+		return billing.Movement{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, billing.ErrForgotten)
 	}
 	return e.Movement, false, nil
 }
@@ -291,16 +296,24 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 	if err := key.Validate(); err != nil {
 		return billing.Entry{}, err
 	}
-	e, err := scanEntry(s.db.QueryRowContext(ctx, s.q(`SELECT `+movementColumns+` FROM billing_movements
-		WHERE callback_kind = $2 AND client_reference = $3`), s.now(), key.Callback, key.ClientReference))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return billing.Entry{}, nil
-	case err != nil:
+	var forgotten bool
+	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`SELECT `+forgottenColumn+`, `+movementColumns+`
+		FROM billing_movements WHERE callback_kind = $2 AND client_reference = $3`), s.now(), key.Callback, key.ClientReference), &forgotten})
+	if errors.Is(err, sql.ErrNoRows) {
+		// No movement: a tombstone may still say it was forgotten.
+		err = s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM billing_forgotten
+			WHERE callback_kind = $1 AND client_reference = $2)`, key.Callback, key.ClientReference).Scan(&forgotten)
+		e = billing.Entry{}
+	}
+	if err != nil {
 		return billing.Entry{}, fmt.Errorf("pgstore: reading %s: %w", key.ClientReference, err)
 	}
+	e.Forgotten = forgotten
 	return e, nil
 }
+
+// forgottenColumn says whether Purge left a tombstone for the key ($2, $3).
+const forgottenColumn = `EXISTS (SELECT 1 FROM billing_forgotten f WHERE f.callback_kind = $2 AND f.client_reference = $3)`
 
 // Settle records the final outcome o of key by storekit.MergeOutcome's rules. The first
 // final outcome of a movement, the usual case, takes one statement that writes it only
@@ -825,14 +838,20 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) 
 		}
 	}()
 	var n int
+	// A tracked movement leaves a tombstone, so that it is never tracked and reported
+	// again (see Get and Track).
 	if err := tx.QueryRowContext(ctx, s.q(`WITH gone AS (
 			DELETE FROM billing_movements
 			WHERE outcome_id IS NOT NULL AND (reported_at IS NOT NULL OR kind IS NULL)
 				AND coalesce(reported_at, settled_at) < {t2}
-			RETURNING callback_kind, client_reference
+			RETURNING callback_kind, client_reference, kind
 		), bodies AS (
 			DELETE FROM billing_callbacks c USING gone g
 			WHERE c.callback_kind = g.callback_kind AND c.client_reference = g.client_reference
+		), tombstones AS (
+			INSERT INTO billing_forgotten (callback_kind, client_reference, forgotten_at)
+			SELECT callback_kind, client_reference, {t1} FROM gone WHERE kind IS NOT NULL
+			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET forgotten_at = EXCLUDED.forgotten_at
 		)
 		SELECT count(*) FROM gone`), now, before).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pgstore: purging movements: %w", err)

@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"ReconcileIsBounded", testReconcileIsBounded},
 		{"PendingCountsUnsettledMovements", testPending},
 		{"Purge", testPurge},
+		{"ForgottenStaysForgotten", testForgotten},
 		{"KeepsWhatWasAskedAndConfirmed", testKeepsAskedAndConfirmed},
 		{"ReleaseForgetsAMovementNeverSent", testRelease},
 		{"RecordReference", testRecordReference},
@@ -752,6 +753,55 @@ func testPurge(t *testing.T, s billing.Store) {
 		if e := get(t, s, m.Key()); !e.Tracked {
 			t.Fatalf("Purge forgot %s", m.ClientReference)
 		}
+	}
+}
+
+// testForgotten: a reported movement that Purge forgot leaves a tombstone, so that it
+// is never tracked, asked and reported again; a callback never tracked, and a movement
+// never reported, leave none.
+func testForgotten(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	reported := movement(billing.KindSend, "forgotten", 0)
+	track(t, s, reported)
+	st, _ := settle(t, s, reported.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, time.Minute), nil)
+	if err := s.MarkReported(ctx, st.ID, at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	stray := key(t, billing.KindReceive, "stray")
+	settle(t, s, stray, outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	if e := get(t, s, reported.Key()); e.Forgotten {
+		t.Fatalf("a movement not yet purged says Forgotten: %+v", e)
+	}
+	if n, err := s.Purge(ctx, at(time.Hour)); err != nil || n != 2 {
+		t.Fatalf("Purge = %d, %v; want the reported movement and the stray callback", n, err)
+	}
+	if e := get(t, s, reported.Key()); !e.Forgotten || e.Tracked || e.Final != nil {
+		t.Fatalf("the purged movement: %+v, want Forgotten alone", e)
+	}
+	if e := get(t, s, stray); e.Forgotten {
+		t.Fatalf("a callback never tracked left a tombstone: %+v", e)
+	}
+	// Tracking it again (a later Await, or the reference reused) is refused, and
+	// records nothing.
+	for _, kind := range []billing.Kind{billing.KindSend, billing.KindBankTransfer} {
+		m := movement(kind, "forgotten", 2*time.Hour)
+		if _, _, err := s.Track(ctx, m); !errors.Is(err, billing.ErrForgotten) {
+			t.Fatalf("Track(%s) of a forgotten key: %v, want ErrForgotten", kind, err)
+		}
+	}
+	if e := get(t, s, reported.Key()); e.Tracked || !e.Forgotten {
+		t.Fatalf("a refused Track changed the key: %+v", e)
+	}
+	if due, err := s.ClaimDue(ctx, "a", at(3*time.Hour), at(4*time.Hour), 10); err != nil || len(due) != 0 {
+		t.Fatalf("a forgotten key claimed for a status check: %+v, %v", due, err)
+	}
+	// A late callback for it is held apart, untracked, and reported to nobody.
+	settle(t, s, reported.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 3*time.Hour), []byte(`{}`))
+	if e := get(t, s, reported.Key()); !e.Forgotten || e.Tracked || e.Final == nil {
+		t.Fatalf("a late callback of a forgotten key: %+v", e)
+	}
+	if claimed, err := s.ClaimUnreported(ctx, "a", at(3*time.Hour), at(4*time.Hour), 10); err != nil || len(claimed) != 0 {
+		t.Fatalf("a late callback of a forgotten key claimed for a report: %+v, %v", claimed, err)
 	}
 }
 
