@@ -143,19 +143,38 @@ func dueAt(e *memEntry) time.Time {
 }
 
 func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, error) {
+	e, created, err := s.track(m, false)
+	return e.Movement, created, err
+}
+
+// TrackEntry is Track answering what the key holds (storekit.EntryTracker).
+func (s *memoryStore) TrackEntry(_ context.Context, m Movement) (Entry, bool, error) {
+	return s.track(m, false)
+}
+
+// TrackNew tracks m only when its key holds nothing (storekit.EntryTracker).
+func (s *memoryStore) TrackNew(_ context.Context, m Movement) (Entry, bool, error) {
+	return s.track(m, true)
+}
+
+var _ entryTracker = (*memoryStore)(nil)
+
+// track is Track; with fresh it also refuses a key holding an outcome. It returns what
+// the key holds once it is done.
+func (s *memoryStore) track(m Movement, fresh bool) (Entry, bool, error) {
 	if err := m.Validate(); err != nil {
-		return Movement{}, false, err
+		return Entry{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[m.Key()]
-	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind)) {
-		return e.m, false, nil
+	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind) || fresh && e.final != nil) {
+		return e.entryLocked(), false, nil
 	}
 	if e == nil {
 		var err error
 		if e, err = s.newEntryLocked(m.Key()); err != nil {
-			return Movement{}, false, err
+			return Entry{}, false, err
 		}
 	}
 	m.NextCheckAt, m.Checks, m.LeaseOwner, m.LeaseUntil = m.Deadline, 0, "", time.Time{}
@@ -165,7 +184,7 @@ func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, erro
 		e.final.Outcome.Kind = m.Kind
 	}
 	s.placeLocked(e, m.StartedAt)
-	return e.m, true, nil
+	return e.entryLocked(), true, nil
 }
 
 // newEntryLocked adds an entry for key, forgetting the oldest forgettable one when the
@@ -287,6 +306,11 @@ func (s *memoryStore) Get(_ context.Context, key MovementKey) (Entry, error) {
 	if e == nil {
 		return Entry{}, nil
 	}
+	return e.entryLocked(), nil
+}
+
+// entryLocked is what Get returns of e: a copy the caller may keep.
+func (e *memEntry) entryLocked() Entry {
 	out := Entry{Tracked: e.tracked}
 	if e.tracked {
 		out.Movement = e.m
@@ -295,7 +319,7 @@ func (s *memoryStore) Get(_ context.Context, key MovementKey) (Entry, error) {
 		f := e.final.clone()
 		out.Final = &f
 	}
-	return out, nil
+	return out
 }
 
 func (st Settlement) clone() Settlement {
@@ -360,23 +384,39 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	return next.clone(), changed, nil
 }
 
-func (s *memoryStore) BeginCallback(_ context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
+func (s *memoryStore) BeginCallback(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
+	claim, _, err := s.BeginCallbackEntry(ctx, c, owner, leaseUntil)
+	return claim, err
+}
+
+var _ callbackEntryBeginner = (*memoryStore)(nil)
+
+// BeginCallbackEntry is BeginCallback, answering what Get returns for c.Key
+// (storekit.CallbackEntryBeginner).
+func (s *memoryStore) BeginCallbackEntry(_ context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
 	if err := c.Validate(); err != nil {
-		return "", err
+		return "", Entry{}, err
 	}
 	if err := validateOwner(owner); err != nil {
-		return "", err
+		return "", Entry{}, err
 	}
 	if !leaseUntil.After(c.At) {
-		return "", invalid("leaseUntil", "must be after the callback's time")
+		return "", Entry{}, invalid("leaseUntil", "must be after the callback's time")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	claim, err := s.claimCallbackLocked(c, owner, leaseUntil)
-	if err == nil && len(c.Body) > 0 {
+	if err != nil {
+		return "", Entry{}, err
+	}
+	if len(c.Body) > 0 {
 		s.keepBodyLocked(c)
 	}
-	return claim, err
+	var e Entry
+	if me := s.entries[c.Key]; me != nil {
+		e = me.entryLocked()
+	}
+	return claim, e, nil
 }
 
 // claimCallbackLocked is BeginCallback's dedupe: it records c's dedupe key and answers

@@ -86,6 +86,10 @@ var migrations = [][]string{
 			ADD COLUMN currency                  text NOT NULL DEFAULT '',
 			ADD COLUMN outcome_service_reference text NOT NULL DEFAULT ''`,
 	},
+	{ // 3: the kind an outcome settled before any Track was confirmed as, which Track
+		// refuses to adopt as another kind's movement (read while kind is NULL)
+		`ALTER TABLE billing_movements ADD COLUMN outcome_kind text NOT NULL DEFAULT ''`,
+	},
 }
 
 // ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is
