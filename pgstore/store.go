@@ -250,7 +250,8 @@ func scanEntry(row scanner) (billing.Entry, error) {
 func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }
 
 // Track records m, or returns the movement already tracked under its key, in one
-// statement. m.StartedAt is the caller's now.
+// statement. m.StartedAt is the caller's now. An outcome settled before it as another
+// kind's is not adopted: it then tracks nothing (the zero Movement, created false).
 func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement, bool, error) {
 	e, created, err := s.track(ctx, m, false)
 	return e.Movement, created, err
