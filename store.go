@@ -40,8 +40,9 @@ type Store interface {
 	// whose callback came first (see Settle): it keeps the outcome it already has. An
 	// outcome settled before Track as another kind's (a movement sent outside the
 	// Tracker under the same reference and callback shape) is not the movement's own:
-	// Track then tracks nothing and returns created false. A key forgotten after its
-	// retention (see Purge) is not tracked again: the error matches ErrForgotten.
+	// Track then tracks nothing and returns the zero Movement with created false. A key
+	// forgotten after its retention (see Purge) is not tracked again: the error matches
+	// ErrForgotten.
 	Track(ctx context.Context, m Movement) (stored Movement, created bool, err error)
 
 	// Get returns what the store knows of key: the movement if it was tracked and its
@@ -55,9 +56,10 @@ type Store interface {
 	// a status check that disagree are remembered. body is the raw callback when o came
 	// from one (kept for audit), nil otherwise. The Tracker derives Outcome.Event from
 	// the outcome's fields when it reads a settlement back, so a store need not keep it. A key
-	// never tracked is remembered too: a callback may come before Track. It returns the
-	// settlement now stored and whether o became its outcome. Settling ends any claim
-	// on the movement.
+	// never tracked is remembered too: a callback may come before Track. Its outcome keeps
+	// o.Kind (the kind a status check confirmed it as, empty when none did) until Track
+	// makes it the movement's; Track's refusal reads it. It returns the settlement now
+	// stored and whether o became its outcome. Settling ends any claim on the movement.
 	Settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, bool, error)
 
 	// BeginCallback records a delivered callback (its raw body is kept for audit, each
@@ -150,6 +152,13 @@ type Store interface {
 // BeginCallback, what it knows of the callback's movement.
 type callbackEntryBeginner interface {
 	BeginCallbackEntry(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error)
+}
+
+// entryTracker is storekit.EntryTracker: a Store that answers, with Track, what the
+// movement's key holds, and can refuse a key holding an outcome.
+type entryTracker interface {
+	TrackEntry(ctx context.Context, m Movement) (Entry, bool, error)
+	TrackNew(ctx context.Context, m Movement) (Entry, bool, error)
 }
 
 // errLeaseLost is storekit.ErrLeaseLost: a Store call made under a claim the caller no
@@ -291,8 +300,8 @@ type Settlement struct {
 	ID string
 	// Key is the movement's key.
 	Key MovementKey
-	// Outcome is the final outcome. Its Kind is the tracked movement's (empty while
-	// untracked). Its Event is not a store's to keep: the Tracker derives it from the
+	// Outcome is the final outcome. Its Kind is the tracked movement's; while untracked,
+	// the kind it was settled as (empty when unknown). Its Event is not a store's to keep: the Tracker derives it from the
 	// outcome's fields.
 	Outcome Outcome
 	// Body is the raw callback that prompted the outcome (Source SourceCallback), nil

@@ -152,22 +152,41 @@ func dueAt(e *memEntry) time.Time {
 }
 
 func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, error) {
+	e, created, err := s.track(m, false)
+	return e.Movement, created, err
+}
+
+// TrackEntry is Track answering what the key holds (storekit.EntryTracker).
+func (s *memoryStore) TrackEntry(_ context.Context, m Movement) (Entry, bool, error) {
+	return s.track(m, false)
+}
+
+// TrackNew tracks m only when its key holds nothing (storekit.EntryTracker).
+func (s *memoryStore) TrackNew(_ context.Context, m Movement) (Entry, bool, error) {
+	return s.track(m, true)
+}
+
+var _ entryTracker = (*memoryStore)(nil)
+
+// track is Track; with fresh it also refuses a key holding an outcome. It returns what
+// the key holds once it is done.
+func (s *memoryStore) track(m Movement, fresh bool) (Entry, bool, error) {
 	if err := m.Validate(); err != nil {
-		return Movement{}, false, err
+		return Entry{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[m.Key()]
-	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind)) {
-		return e.m, false, nil
+	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind) || fresh && e.final != nil) {
+		return s.entryLocked(m.Key()), false, nil
 	}
 	if s.forgotten[m.Key()] != nil {
-		return Movement{}, false, fmt.Errorf("%w: %s %q", ErrForgotten, m.Kind, m.ClientReference)
+		return Entry{}, false, fmt.Errorf("%w: %s %q", ErrForgotten, m.Kind, m.ClientReference)
 	}
 	if e == nil {
 		var err error
 		if e, err = s.newEntryLocked(m.Key()); err != nil {
-			return Movement{}, false, err
+			return Entry{}, false, err
 		}
 	}
 	m.NextCheckAt, m.Checks, m.LeaseOwner, m.LeaseUntil = m.Deadline, 0, "", time.Time{}
@@ -177,7 +196,7 @@ func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, erro
 		e.final.Outcome.Kind = m.Kind
 	}
 	s.placeLocked(e, m.StartedAt)
-	return e.m, true, nil
+	return s.entryLocked(m.Key()), true, nil
 }
 
 // newEntryLocked adds an entry for key, forgetting the oldest forgettable one when the
@@ -311,12 +330,17 @@ func (s *memoryStore) Get(_ context.Context, key MovementKey) (Entry, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	forgotten := s.forgotten[key] != nil
+	return s.entryLocked(key), nil
+}
+
+// entryLocked is what Get returns of key: a copy the caller may keep.
+func (s *memoryStore) entryLocked(key MovementKey) Entry {
+	out := Entry{Forgotten: s.forgotten[key] != nil}
 	e := s.entries[key]
 	if e == nil {
-		return Entry{Forgotten: forgotten}, nil
+		return out
 	}
-	out := Entry{Tracked: e.tracked, Forgotten: forgotten}
+	out.Tracked = e.tracked
 	if e.tracked {
 		out.Movement = e.m
 	}
@@ -324,7 +348,7 @@ func (s *memoryStore) Get(_ context.Context, key MovementKey) (Entry, error) {
 		f := e.final.clone()
 		out.Final = &f
 	}
-	return out, nil
+	return out
 }
 
 func (st Settlement) clone() Settlement {
@@ -389,23 +413,35 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	return next.clone(), changed, nil
 }
 
-func (s *memoryStore) BeginCallback(_ context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
+func (s *memoryStore) BeginCallback(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
+	claim, _, err := s.BeginCallbackEntry(ctx, c, owner, leaseUntil)
+	return claim, err
+}
+
+var _ callbackEntryBeginner = (*memoryStore)(nil)
+
+// BeginCallbackEntry is BeginCallback, answering what Get returns for c.Key
+// (storekit.CallbackEntryBeginner).
+func (s *memoryStore) BeginCallbackEntry(_ context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
 	if err := c.Validate(); err != nil {
-		return "", err
+		return "", Entry{}, err
 	}
 	if err := validateOwner(owner); err != nil {
-		return "", err
+		return "", Entry{}, err
 	}
 	if !leaseUntil.After(c.At) {
-		return "", invalid("leaseUntil", "must be after the callback's time")
+		return "", Entry{}, invalid("leaseUntil", "must be after the callback's time")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	claim, err := s.claimCallbackLocked(c, owner, leaseUntil)
-	if err == nil && len(c.Body) > 0 {
+	if err != nil {
+		return "", Entry{}, err
+	}
+	if len(c.Body) > 0 {
 		s.keepBodyLocked(c)
 	}
-	return claim, err
+	return claim, s.entryLocked(c.Key), nil
 }
 
 // claimCallbackLocked is BeginCallback's dedupe: it records c's dedupe key and answers

@@ -292,27 +292,52 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 	if _, err := KeyOf(kind, clientReference); err != nil {
 		return Movement{}, false, err
 	}
-	key, _ := KeyOf(kind, clientReference)
-	e, err := t.store.Get(ctx, key)
-	if err != nil {
-		return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
-	}
-	if !e.Tracked && e.Forgotten {
-		return Movement{}, false, forgottenError(kind, clientReference)
-	}
-	if !e.Tracked && settledAsOther(e.Final, kind) {
-		// Another kind's movement under this reference was settled already (every store
-		// refuses this in Track too; asking first keeps a store that does not safe).
-		return Movement{}, false, fmt.Errorf("%w: %q is settled as a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind)
-	}
-	if sending && !e.Tracked && e.Final != nil {
-		return Movement{}, false, fmt.Errorf("%w: %q has an outcome already, another movement's", ErrAlreadyTracked, clientReference)
+	// refused says why an outcome the key holds, untracked, is not this movement's.
+	refused := func(e Entry) error {
+		switch {
+		case e.Tracked:
+			return nil
+		case e.Forgotten:
+			return forgottenError(kind, clientReference)
+		case settledAsOther(e.Final, kind):
+			// Another kind's movement under this reference was settled already.
+			return fmt.Errorf("%w: %q is settled as a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind)
+		case sending && e.Final != nil:
+			return fmt.Errorf("%w: %q has an outcome already, another movement's", ErrAlreadyTracked, clientReference)
+		}
+		return nil
 	}
 	now := t.opts.Clock.Now()
-	m, created, err := t.store.Track(ctx, Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
-		Currency: strings.ToUpper(amount.Currency), StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)})
-	if err != nil {
-		return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+	mv := Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
+		Currency: strings.ToUpper(amount.Currency), StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)}
+	var m Movement
+	var created bool
+	if trackIt := trackEntry(t.store, sending); trackIt != nil {
+		// The store refuses in the same call what refused does, and says what the key
+		// holds: no read first.
+		e, c, err := trackIt(ctx, mv)
+		if err != nil {
+			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+		}
+		if !c {
+			if err := refused(e); err != nil {
+				return Movement{}, false, err
+			}
+		}
+		m, created = e.Movement, c
+	} else {
+		// Asking first keeps a store whose Track refuses nothing safe.
+		key, _ := KeyOf(kind, clientReference)
+		e, err := t.store.Get(ctx, key)
+		if err != nil {
+			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+		}
+		if err := refused(e); err != nil {
+			return Movement{}, false, err
+		}
+		if m, created, err = t.store.Track(ctx, mv); err != nil {
+			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+		}
 	}
 	t.purgeOwn(ctx)
 	if !created && m.Kind != kind {

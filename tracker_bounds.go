@@ -280,3 +280,55 @@ func renewReport(s Store) func(ctx context.Context, id, owner string, leaseUntil
 		return err
 	}
 }
+
+// trackEntry is s's TrackNew when fresh, else its TrackEntry, bounded as s's other calls
+// are; nil when s has neither (storekit.EntryTracker).
+func trackEntry(s Store, fresh bool) func(ctx context.Context, m Movement) (Entry, bool, error) {
+	t, ok := unbounded(s).(entryTracker)
+	if !ok {
+		return nil
+	}
+	call, name := t.TrackEntry, "TrackEntry"
+	if fresh {
+		call, name = t.TrackNew, "TrackNew"
+	}
+	b, isBounded := s.(*boundedStore)
+	if !isBounded {
+		return call
+	}
+	type result struct {
+		e       Entry
+		created bool
+	}
+	return func(ctx context.Context, m Movement) (Entry, bool, error) {
+		r, err := bounded(b, ctx, name, func(ctx context.Context) (result, error) {
+			e, created, err := call(ctx, m)
+			return result{e, created}, err
+		})
+		return r.e, r.created, err
+	}
+}
+
+// beginCallbackEntry is s's BeginCallbackEntry, bounded as s's other calls are; nil when
+// s has none (storekit.CallbackEntryBeginner).
+func beginCallbackEntry(s Store) func(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
+	cb, ok := unbounded(s).(callbackEntryBeginner)
+	if !ok {
+		return nil
+	}
+	b, isBounded := s.(*boundedStore)
+	if !isBounded {
+		return cb.BeginCallbackEntry
+	}
+	type result struct {
+		claim CallbackClaim
+		e     Entry
+	}
+	return func(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
+		r, err := bounded(b, ctx, "BeginCallbackEntry", func(ctx context.Context) (result, error) {
+			claim, e, err := cb.BeginCallbackEntry(ctx, c, owner, leaseUntil)
+			return result{claim, e}, err
+		})
+		return r.claim, r.e, err
+	}
+}

@@ -50,9 +50,9 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, bo
 	c := Callback{Key: EventKey(ev), DedupeKey: dedupeKey(ev), Body: body, At: now}
 	var claim CallbackClaim
 	var err error
-	if b, ok := d.store.(callbackEntryBeginner); ok {
+	if begin := beginCallbackEntry(d.store); begin != nil {
 		var e Entry
-		if claim, e, err = b.BeginCallbackEntry(r.Context(), c, d.owner, now.Add(d.lease)); err == nil {
+		if claim, e, err = begin(r.Context(), c, d.owner, now.Add(d.lease)); err == nil {
 			entry = &e
 		}
 	} else {

@@ -86,7 +86,11 @@ var migrations = [][]string{
 			ADD COLUMN currency                  text NOT NULL DEFAULT '',
 			ADD COLUMN outcome_service_reference text NOT NULL DEFAULT ''`,
 	},
-	{ // 3: tombstones of the reported movements Purge forgot, so that none is tracked,
+	{ // 3: the kind an outcome settled before any Track was confirmed as, which Track
+		// refuses to adopt as another kind's movement (read while kind is NULL)
+		`ALTER TABLE billing_movements ADD COLUMN outcome_kind text NOT NULL DEFAULT ''`,
+	},
+	{ // 4: tombstones of the reported movements Purge forgot, so that none is tracked,
 		// asked and reported again
 		`CREATE TABLE billing_forgotten (
 			callback_kind    text NOT NULL,

@@ -30,6 +30,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,8 @@ type Store struct {
 
 var _ billing.Store = (*Store)(nil)
 var _ storekit.ReportLeaseRenewer = (*Store)(nil)
+var _ storekit.EntryTracker = (*Store)(nil)
+var _ storekit.CallbackEntryBeginner = (*Store)(nil)
 
 // New returns the store on db with the default Options. It checks the schema's version
 // with reads only, and migrates it when it is older (see Migrate), which needs a role
@@ -152,7 +155,7 @@ func (s *Store) now() time.Time { return s.opts.Clock.Now() }
 const movementColumns = `callback_kind, client_reference, kind, started_at, deadline, next_check_at, checks,
 	lease_owner, lease_until, outcome_id, state, code, transaction_id, external_transaction_id, amount,
 	charges, source, settled_at, body, by_callback, by_status_check, disagreed, reported_at, report_attempts,
-	asked_amount, asked_currency, service_reference, currency, outcome_service_reference, {skew}`
+	asked_amount, asked_currency, service_reference, currency, outcome_service_reference, outcome_kind, {skew}`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -164,68 +167,81 @@ func callerTime(t sql.NullTime, skew int64) time.Time {
 	return t.Time.Add(-time.Duration(skew) * time.Microsecond)
 }
 
-// scanEntry reads one row of movementColumns. The outcome's Event is left nil: the
-// Tracker derives it from the outcome's fields, and Body keeps the callback for audit.
+// scanEntry reads one row of movementColumns: the zero Entry when every column of the
+// row is NULL (an outer join that found no movement). The outcome's Event is left nil:
+// the Tracker derives it from the outcome's fields, and Body keeps the callback for
+// audit.
 func scanEntry(row scanner) (billing.Entry, error) {
 	var (
-		key                                          billing.MovementKey
-		kind, leaseOwner, outcomeID, state, source   sql.NullString
+		callback, ref, kind, leaseOwner, outcomeID   sql.NullString
+		state, source                                sql.NullString
 		started, deadline, next, leaseUntil, settled sql.NullTime
 		reported                                     sql.NullTime
-		checks, attempts                             int
-		code, txID, extTxID, currency, outcomeRef    string
-		askedCurrency, serviceRef                    string
-		amount, charges, askedAmount, skew           int64
+		checks, attempts                             sql.NullInt32
+		code, txID, extTxID, currency, outcomeRef    sql.NullString
+		askedCurrency, serviceRef, outcomeKind       sql.NullString
+		amount, charges, askedAmount                 sql.NullInt64
+		skew                                         int64
 		body                                         []byte
-		byCallback, byStatusCheck, disagreed         bool
+		byCallback, byStatusCheck, disagreed         sql.NullBool
 	)
-	if err := row.Scan(&key.Callback, &key.ClientReference, &kind, &started, &deadline, &next, &checks,
+	if err := row.Scan(&callback, &ref, &kind, &started, &deadline, &next, &checks,
 		&leaseOwner, &leaseUntil, &outcomeID, &state, &code, &txID, &extTxID, &amount,
 		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts,
-		&askedAmount, &askedCurrency, &serviceRef, &currency, &outcomeRef, &skew); err != nil {
+		&askedAmount, &askedCurrency, &serviceRef, &currency, &outcomeRef, &outcomeKind, &skew); err != nil {
 		return billing.Entry{}, err
 	}
+	if !callback.Valid {
+		return billing.Entry{}, nil
+	}
+	key := billing.MovementKey{Callback: billing.EventKind(callback.String), ClientReference: ref.String}
 	var e billing.Entry
 	if kind.Valid {
 		e.Tracked = true
 		e.Movement = billing.Movement{
 			Kind:             billing.Kind(kind.String),
 			ClientReference:  key.ClientReference,
-			Amount:           askedAmount,
-			Currency:         askedCurrency,
-			ServiceReference: serviceRef,
+			Amount:           askedAmount.Int64,
+			Currency:         askedCurrency.String,
+			ServiceReference: serviceRef.String,
 			StartedAt:        callerTime(started, skew),
 			Deadline:         callerTime(deadline, skew),
 			NextCheckAt:      callerTime(next, skew),
-			Checks:           checks,
+			Checks:           int(checks.Int32),
 			LeaseOwner:       leaseOwner.String,
 			LeaseUntil:       callerTime(leaseUntil, skew),
 		}
 	}
 	if outcomeID.Valid {
+		// A tracked movement's outcome is of its kind; an untracked one's, of the kind
+		// it was settled as.
+		okind := billing.Kind(outcomeKind.String)
+		if kind.Valid {
+			okind = billing.Kind(kind.String)
+		}
 		e.Final = &billing.Settlement{
 			ID:  outcomeID.String,
 			Key: key,
 			Outcome: billing.Outcome{
-				Kind:                  billing.Kind(kind.String),
+				Kind:                  okind,
 				ClientReference:       key.ClientReference,
 				State:                 billing.EventState(state.String),
-				Code:                  billing.ResponseCode(code),
-				TransactionID:         txID,
-				ExternalTransactionID: extTxID,
-				Amount:                amount,
-				Charges:               charges,
-				Currency:              currency,
-				ServiceReference:      outcomeRef,
+				Code:                  billing.ResponseCode(code.String),
+				TransactionID:         txID.String,
+				ExternalTransactionID: extTxID.String,
+				Amount:                amount.Int64,
+				Charges:               charges.Int64,
+				Currency:              currency.String,
+				ServiceReference:      outcomeRef.String,
 				Source:                billing.OutcomeSource(source.String),
 				At:                    callerTime(settled, skew),
 			},
 			Body:           body,
-			ByCallback:     byCallback,
-			ByStatusCheck:  byStatusCheck,
-			Disagreed:      disagreed,
+			ByCallback:     byCallback.Bool,
+			ByStatusCheck:  byStatusCheck.Bool,
+			Disagreed:      disagreed.Bool,
 			ReportedAt:     callerTime(reported, skew),
-			ReportAttempts: attempts,
+			ReportAttempts: int(attempts.Int32),
 		}
 	}
 	return e, nil
@@ -234,17 +250,39 @@ func scanEntry(row scanner) (billing.Entry, error) {
 func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }
 
 // Track records m, or returns the movement already tracked under its key, in one
-// statement. m.StartedAt is the caller's now.
+// statement. m.StartedAt is the caller's now. An outcome settled before it as another
+// kind's is not adopted: it then tracks nothing (the zero Movement, created false).
 func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement, bool, error) {
+	e, created, err := s.track(ctx, m, false)
+	return e.Movement, created, err
+}
+
+// TrackEntry is Track answering what the key holds, in one statement
+// (storekit.EntryTracker).
+func (s *Store) TrackEntry(ctx context.Context, m billing.Movement) (billing.Entry, bool, error) {
+	return s.track(ctx, m, false)
+}
+
+// TrackNew tracks m only when its key holds neither a movement nor an outcome, and
+// answers what the key holds, in one statement (storekit.EntryTracker).
+func (s *Store) TrackNew(ctx context.Context, m billing.Movement) (billing.Entry, bool, error) {
+	return s.track(ctx, m, true)
+}
+
+// track is Track; with fresh it also refuses a key holding an outcome. It returns what
+// the key holds once it is done.
+func (s *Store) track(ctx context.Context, m billing.Movement, fresh bool) (billing.Entry, bool, error) {
 	if err := m.Validate(); err != nil {
-		return billing.Movement{}, false, err
+		return billing.Entry{}, false, err
 	}
 	key := m.Key()
-	// A row without a kind holds a callback that came before Track: it becomes tracked.
-	// A row tracked already is read in the same statement; one that a concurrent Track
-	// committed after this statement began is not, and is read next. The service's
-	// reference is RecordReference's to write. caller_started_at keeps m.StartedAt as
-	// given, which Release names this Track by: started_at is on the store's clock.
+	// A row without a kind holds a callback that came before Track: it becomes tracked,
+	// unless its outcome was settled as another kind (then it is another movement's) or,
+	// with fresh ($8), holds an outcome at all. A row tracked already, or refused, is
+	// read in the same statement; one that a concurrent Track committed after this
+	// statement began is not, and is read next. The service's reference is
+	// RecordReference's to write. caller_started_at keeps m.StartedAt as given, which
+	// Release names this Track by: started_at is on the store's clock.
 	row := s.db.QueryRowContext(ctx, s.q(`WITH tracked AS (
 			INSERT INTO billing_movements AS m
 				(callback_kind, client_reference, kind, started_at, deadline, next_check_at,
@@ -256,40 +294,41 @@ func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement
 					next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL,
 					asked_amount = EXCLUDED.asked_amount, asked_currency = EXCLUDED.asked_currency,
 					service_reference = '', caller_started_at = EXCLUDED.caller_started_at
-				WHERE m.kind IS NULL
+				WHERE m.kind IS NULL AND (m.outcome_id IS NULL
+					OR (NOT $8::boolean AND m.outcome_kind IN ('', EXCLUDED.kind)))
 			RETURNING `+movementColumns+`
 		)
 		SELECT true, * FROM tracked
 		UNION ALL
 		SELECT false, `+movementColumns+` FROM billing_movements
 			WHERE callback_kind = $2 AND client_reference = $3 AND NOT EXISTS (SELECT 1 FROM tracked)`),
-		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency)
+		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency, fresh)
 	var created bool
-	e, err := scanEntry(prefixed{row, &created})
+	e, err := scanEntry(prefixed{row, []any{&created}})
 	switch {
 	case err == nil && (created || e.Tracked):
-		return e.Movement, created, nil
+		return e, created, nil
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
-		return billing.Movement{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
+		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
 	}
-	// Nothing tracked: a concurrent Track's row not yet visible to the statement, or a
-	// key forgotten after its retention.
+	// Nothing tracked: an outcome not this movement's, a concurrent Track's row not yet
+	// visible to the statement, or a key forgotten after its retention.
 	if e, err = s.Get(ctx, key); err != nil {
-		return billing.Movement{}, false, err
+		return billing.Entry{}, false, err
 	}
 	if e.Forgotten && !e.Tracked {
-		return billing.Movement{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, billing.ErrForgotten)
+		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, billing.ErrForgotten)
 	}
-	return e.Movement, false, nil
+	return e, false, nil
 }
 
-// prefixed scans one column into first before the row's others.
+// prefixed scans columns into first before the row's others.
 type prefixed struct {
 	row   scanner
-	first any
+	first []any
 }
 
-func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(slices.Concat(p.first, dest)...) }
 
 // Get returns what the store knows of key.
 func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry, error) {
@@ -297,14 +336,10 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 		return billing.Entry{}, err
 	}
 	var forgotten bool
+	// One row whether or not the key has a movement: a tombstone may say it had one.
 	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`SELECT `+forgottenColumn+`, `+movementColumns+`
-		FROM billing_movements WHERE callback_kind = $2 AND client_reference = $3`), s.now(), key.Callback, key.ClientReference), &forgotten})
-	if errors.Is(err, sql.ErrNoRows) {
-		// No movement: a tombstone may still say it was forgotten.
-		err = s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM billing_forgotten
-			WHERE callback_kind = $1 AND client_reference = $2)`, key.Callback, key.ClientReference).Scan(&forgotten)
-		e = billing.Entry{}
-	}
+		FROM (SELECT) AS one LEFT JOIN billing_movements ON callback_kind = $2 AND client_reference = $3`),
+		s.now(), key.Callback, key.ClientReference), []any{&forgotten}})
 	if err != nil {
 		return billing.Entry{}, fmt.Errorf("pgstore: reading %s: %w", key.ClientReference, err)
 	}
@@ -331,10 +366,11 @@ func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.O
 		err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO billing_movements AS m
 				(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
 				 amount, charges, source, settled_at, body, by_callback, by_status_check,
-				 currency, outcome_service_reference)
-			VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {t12}, $13, $14, $15, $16, $17)
+				 currency, outcome_service_reference, outcome_kind)
+			VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {t12}, $13, $14, $15, $16, $17, $18)
 			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET
 				outcome_id = EXCLUDED.outcome_id, state = EXCLUDED.state, code = EXCLUDED.code,
+				outcome_kind = coalesce(m.kind, EXCLUDED.outcome_kind),
 				transaction_id = EXCLUDED.transaction_id, external_transaction_id = EXCLUDED.external_transaction_id,
 				amount = EXCLUDED.amount, charges = EXCLUDED.charges, source = EXCLUDED.source,
 				currency = EXCLUDED.currency, outcome_service_reference = EXCLUDED.outcome_service_reference,
@@ -345,7 +381,7 @@ func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.O
 			RETURNING m.kind`),
 			now, key.Callback, key.ClientReference, first.ID, fo.State, fo.Code, fo.TransactionID, fo.ExternalTransactionID,
 			fo.Amount, fo.Charges, fo.Source, fo.At, first.Body, first.ByCallback, first.ByStatusCheck,
-			fo.Currency, fo.ServiceReference).Scan(&kind)
+			fo.Currency, fo.ServiceReference, fo.Kind).Scan(&kind)
 		switch {
 		case err == nil:
 			if kind.Valid {
@@ -401,12 +437,12 @@ func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.Mo
 			report_attempts = $18, lease_owner = NULL, lease_until = NULL,
 			report_owner = CASE WHEN $19 THEN NULL ELSE report_owner END,
 			report_until = CASE WHEN $19 THEN NULL ELSE report_until END,
-			currency = $20, outcome_service_reference = $21
+			currency = $20, outcome_service_reference = $21, outcome_kind = $22
 		WHERE callback_kind = $2 AND client_reference = $3`),
 		now, key.Callback, key.ClientReference, next.ID, no.State, no.Code, no.TransactionID, no.ExternalTransactionID,
 		no.Amount, no.Charges, no.Source, no.At, next.Body,
 		next.ByCallback, next.ByStatusCheck, next.Disagreed, nullTime(next.ReportedAt),
-		next.ReportAttempts, changed, no.Currency, no.ServiceReference); err != nil {
+		next.ReportAttempts, changed, no.Currency, no.ServiceReference, no.Kind); err != nil {
 		return billing.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -418,22 +454,30 @@ func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.Mo
 // BeginCallback records a delivery of c and claims its handling for owner, in one
 // statement. c.At is the caller's now.
 func (s *Store) BeginCallback(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, error) {
+	claim, _, err := s.BeginCallbackEntry(ctx, c, owner, leaseUntil)
+	return claim, err
+}
+
+// BeginCallbackEntry is BeginCallback, reading in the same statement what Get returns
+// for c.Key (storekit.CallbackEntryBeginner), as it was when the statement began.
+func (s *Store) BeginCallbackEntry(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, billing.Entry, error) {
 	if err := c.Validate(); err != nil {
-		return "", err
+		return "", billing.Entry{}, err
 	}
 	if err := storekit.ValidateOwner(owner); err != nil {
-		return "", err
+		return "", billing.Entry{}, err
 	}
 	if !leaseUntil.After(c.At) {
-		return "", &billing.ValidationError{Field: "leaseUntil", Rule: "must be after the callback's time"}
+		return "", billing.Entry{}, &billing.ValidationError{Field: "leaseUntil", Rule: "must be after the callback's time"}
 	}
 	sum := sha256.Sum256(c.Body)
 	// The body is kept once per distinct body. The claim is taken when the callback is
 	// new, or when the last handler's lease has ended (it died); otherwise the record,
 	// as it was when the statement began, says whether it was handled. A record that
-	// appeared or vanished meanwhile is another delivery at work: retry later.
+	// appeared or vanished meanwhile is another delivery at work: retry later. The
+	// movement's row, when there is one, comes with the answer (all NULL otherwise).
 	var claimed, done sql.NullBool
-	err := s.db.QueryRowContext(ctx, s.q(`WITH kept AS (
+	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`WITH kept AS (
 			INSERT INTO billing_callbacks AS c
 				(callback_kind, client_reference, body_sha256, dedupe_key, body, first_at, last_at, deliveries)
 			SELECT $2, $3, $4, $5, $6::bytea, {t1}, {t1}, 1 WHERE length($6::bytea) > 0
@@ -447,17 +491,19 @@ func (s *Store) BeginCallback(ctx context.Context, c billing.Callback, owner str
 				WHERE NOT d.done AND d.lease_until <= EXCLUDED.at
 			RETURNING true AS claimed
 		)
-		SELECT (SELECT claimed FROM claim), (SELECT done FROM billing_callback_dedupe WHERE dedupe_key = $5)`),
-		c.At, c.Key.Callback, c.Key.ClientReference, sum[:], c.DedupeKey, c.Body, owner, leaseUntil).Scan(&claimed, &done)
+		SELECT (SELECT claimed FROM claim), (SELECT done FROM billing_callback_dedupe WHERE dedupe_key = $5),
+			`+movementColumns+`
+		FROM (SELECT) AS one LEFT JOIN billing_movements ON callback_kind = $2 AND client_reference = $3`),
+		c.At, c.Key.Callback, c.Key.ClientReference, sum[:], c.DedupeKey, c.Body, owner, leaseUntil), []any{&claimed, &done}})
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("pgstore: recording a callback: %w", err)
+		return "", billing.Entry{}, fmt.Errorf("pgstore: recording a callback: %w", err)
 	case claimed.Bool:
-		return billing.CallbackClaimed, nil
+		return billing.CallbackClaimed, e, nil
 	case done.Bool:
-		return billing.CallbackHandled, nil
+		return billing.CallbackHandled, e, nil
 	}
-	return billing.CallbackInFlight, nil
+	return billing.CallbackInFlight, e, nil
 }
 
 // FinishCallback ends owner's handling of dedupeKey.

@@ -65,6 +65,26 @@ type CallbackEntryBeginner interface {
 	BeginCallbackEntry(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, billing.Entry, error)
 }
 
+// EntryTracker is implemented by a Store whose Track answers, in the same round trip,
+// what the movement's key holds, and that can refuse a key already holding an outcome.
+// The Tracker then tracks a movement without reading its key first. It is optional:
+// without it the Tracker calls Get before Track.
+type EntryTracker interface {
+	// TrackEntry is Track, by Track's rules, answering the entry the key holds once it
+	// returns, as Get would return it: with created true, the movement this call
+	// tracked (with the outcome it adopted, when its callback came first); with created
+	// false, the movement tracked before it, or the outcome settled before any Track as
+	// another kind's, which it refused to adopt.
+	TrackEntry(ctx context.Context, m billing.Movement) (e billing.Entry, created bool, err error)
+
+	// TrackNew is TrackEntry for a movement whose request is sent next: it tracks m only
+	// when its key holds neither a movement nor an outcome. An outcome there, whatever
+	// its kind, is another movement's (this one has not been sent), and adopting it would
+	// report it as this one's. When it tracks nothing it answers what the key holds, with
+	// created false.
+	TrackNew(ctx context.Context, m billing.Movement) (e billing.Entry, created bool, err error)
+}
+
 // ReportLeaseRenewer is implemented by a Store that can extend a claim of
 // ClaimUnreported. A Tracker renews the claim while OnOutcome runs and while it records
 // the report, so that no other instance reports the same outcome meanwhile. With a store

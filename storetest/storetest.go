@@ -50,6 +50,9 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"ReleaseForgetsAMovementNeverSent", testRelease},
 		{"RecordReference", testRecordReference},
 		{"RanksFinalStates", testRanks},
+		{"TrackRefusesAnotherKindsOutcome", testTrackRefusesAnotherKindsOutcome},
+		{"TrackEntryAndTrackNew", testEntryTracker},
+		{"BeginCallbackEntryReadsTheMovement", testBeginCallbackEntry},
 		{"ConcurrentTrack", testConcurrentTrack},
 		{"ConcurrentClaimsHoldOneOwner", testConcurrentClaims},
 		{"ConcurrentSettleFirstWins", testConcurrentSettle},
@@ -1155,4 +1158,188 @@ func testRanks(t *testing.T, s billing.Store) {
 			t.Fatalf("sequence %d: every replacement is a new outcome: %v", i, ids)
 		}
 	}
+}
+
+// An outcome settled before any Track keeps the kind it was settled as, through later
+// outcomes that name none; Track of another kind under its key does not adopt it (it is
+// another movement's) and tracks nothing, while Track of its own kind does.
+func testTrackRefusesAnotherKindsOutcome(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	k := key(t, billing.KindReceive, "shared1")
+	o := outcome(billing.EventFailed, billing.SourceStatusCheck, 0)
+	o.Kind = billing.KindReceive
+	if st, _ := settle(t, s, k, o, nil); st.Outcome.Kind != billing.KindReceive {
+		t.Fatalf("Settle before Track kept the kind %q, want %q", st.Outcome.Kind, billing.KindReceive)
+	}
+	st, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, time.Second), []byte(`{"state":"success"}`))
+	if !changed || st.Outcome.Kind != billing.KindReceive {
+		t.Fatalf("a success naming no kind replaced the failure as %+v (changed=%v), want it kept as a %s", st.Outcome, changed, billing.KindReceive)
+	}
+	untracked := func(what string) {
+		t.Helper()
+		e := get(t, s, k)
+		if e.Tracked || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != billing.KindReceive || !e.Final.Outcome.Succeeded() {
+			t.Fatalf("%s: Get = %+v, want the receive's outcome, untracked", what, e)
+		}
+	}
+	untracked("before Track")
+
+	got, created, err := s.Track(ctx, movement(billing.KindDirectDebit, "shared1", 2*time.Second))
+	if err != nil || created || got != (billing.Movement{}) {
+		t.Fatalf("Track of another kind = %+v created=%v err=%v, want nothing tracked", got, created, err)
+	}
+	untracked("after Track of another kind")
+	if due := claimDue(t, s, "a", wait+time.Hour, wait+2*time.Hour); len(due) != 0 {
+		t.Fatalf("the refused movement was claimed for a status check: %v", refs(due))
+	}
+	if n, _, err := s.Pending(ctx); err != nil || n != 0 {
+		t.Fatalf("Pending after a refused Track = %d, %v; want 0", n, err)
+	}
+	if rep, err := s.ClaimUnreported(ctx, "a", at(time.Minute), at(2*time.Minute), 10); err != nil || len(rep) != 0 {
+		t.Fatalf("the other movement's outcome was claimed to report: %+v, %v", rep, err)
+	}
+
+	if _, created, err := s.Track(ctx, movement(billing.KindReceive, "shared1", 3*time.Second)); err != nil || !created {
+		t.Fatalf("Track of the outcome's own kind: created=%v err=%v", created, err)
+	}
+	if e := get(t, s, k); !e.Tracked || e.Movement.Kind != billing.KindReceive || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != billing.KindReceive {
+		t.Fatalf("Get after Track of its own kind = %+v", e)
+	}
+}
+
+// normalized is e with its times in UTC, to compare entries read in different calls.
+func normalized(e billing.Entry) billing.Entry {
+	m := &e.Movement
+	m.StartedAt, m.Deadline, m.NextCheckAt, m.LeaseUntil = m.StartedAt.UTC(), m.Deadline.UTC(), m.NextCheckAt.UTC(), m.LeaseUntil.UTC()
+	if e.Final != nil {
+		f := *e.Final
+		f.Outcome.At, f.ReportedAt = f.Outcome.At.UTC(), f.ReportedAt.UTC()
+		f.Outcome.Event = nil // a store may give it back or not
+		e.Final = &f
+	}
+	return e
+}
+
+// entryString prints e, its final outcome in full, with times in UTC.
+func entryString(e billing.Entry) string {
+	e = normalized(e)
+	final := e.Final
+	e.Final = nil
+	if final == nil {
+		return fmt.Sprintf("%+v, no outcome", e)
+	}
+	return fmt.Sprintf("%+v, outcome %+v", e, *final)
+}
+
+// wantEntry fails unless got is what Get returns for k now.
+func wantEntry(t *testing.T, s billing.Store, what string, k billing.MovementKey, got billing.Entry) {
+	t.Helper()
+	if g, w := entryString(got), entryString(get(t, s, k)); g != w {
+		t.Fatalf("%s answered\n\t%s\nGet answers\n\t%s", what, g, w)
+	}
+}
+
+// A store implementing storekit.EntryTracker answers, with TrackEntry and TrackNew, what
+// the key holds, as Get does. TrackEntry follows Track's rules; TrackNew tracks nothing
+// under a key holding an outcome, whatever its kind.
+func testEntryTracker(t *testing.T, s billing.Store) {
+	et, ok := s.(storekit.EntryTracker)
+	if !ok {
+		t.Skip("the store does not implement storekit.EntryTracker")
+	}
+	ctx := context.Background()
+	m := movement(billing.KindSend, "new1", 0)
+	e, created, err := et.TrackNew(ctx, m)
+	if err != nil || !created || !e.Tracked || e.Final != nil || e.Movement.Kind != billing.KindSend ||
+		!e.Movement.StartedAt.Equal(m.StartedAt) || !e.Movement.NextCheckAt.Equal(m.Deadline) {
+		t.Fatalf("TrackNew of a new key = %+v created=%v err=%v", e, created, err)
+	}
+	wantEntry(t, s, "TrackNew", m.Key(), e)
+	for name, call := range map[string]func(context.Context, billing.Movement) (billing.Entry, bool, error){
+		"TrackNew": et.TrackNew, "TrackEntry": et.TrackEntry,
+	} {
+		e, created, err := call(ctx, movement(billing.KindBankTransfer, "new1", time.Minute))
+		if err != nil || created || !e.Tracked || e.Movement.Kind != billing.KindSend || !e.Movement.StartedAt.Equal(m.StartedAt) {
+			t.Fatalf("%s of a tracked key = %+v created=%v err=%v, want the movement tracked first", name, e, created, err)
+		}
+		wantEntry(t, s, name+" of a tracked key", m.Key(), e)
+		_, _, err = call(ctx, billing.Movement{Kind: billing.KindSend})
+		wantValidation(t, name+" of an invalid movement", err)
+	}
+
+	// An outcome of no known kind settled first: TrackNew leaves it be, TrackEntry
+	// adopts it.
+	early := movement(billing.KindReceive, "early3", time.Second)
+	st, _ := settle(t, s, early.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	e, created, err = et.TrackNew(ctx, early)
+	if err != nil || created || e.Tracked || e.Final == nil || e.Final.ID != st.ID {
+		t.Fatalf("TrackNew of a key holding an outcome = %+v created=%v err=%v, want it refused, answering the outcome", e, created, err)
+	}
+	wantEntry(t, s, "a refused TrackNew", early.Key(), e)
+	e, created, err = et.TrackEntry(ctx, early)
+	if err != nil || !created || !e.Tracked || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != billing.KindReceive {
+		t.Fatalf("TrackEntry of a key holding an outcome = %+v created=%v err=%v, want it adopted", e, created, err)
+	}
+	wantEntry(t, s, "TrackEntry adopting an outcome", early.Key(), e)
+
+	// Another kind's outcome: TrackEntry refuses it too, answering it.
+	other := key(t, billing.KindSend, "early4")
+	o := outcome(billing.EventFailed, billing.SourceStatusCheck, 0)
+	o.Kind = billing.KindSend
+	settle(t, s, other, o, nil)
+	e, created, err = et.TrackEntry(ctx, movement(billing.KindBankTransfer, "early4", time.Second))
+	if err != nil || created || e.Tracked || e.Final == nil || e.Final.Outcome.Kind != billing.KindSend {
+		t.Fatalf("TrackEntry of a key holding another kind's outcome = %+v created=%v err=%v, want it refused", e, created, err)
+	}
+	wantEntry(t, s, "a refused TrackEntry", other, e)
+}
+
+// A store implementing storekit.CallbackEntryBeginner answers BeginCallbackEntry as
+// BeginCallback, with what Get returns for the callback's key.
+func testBeginCallbackEntry(t *testing.T, s billing.Store) {
+	b, ok := s.(storekit.CallbackEntryBeginner)
+	if !ok {
+		t.Skip("the store does not implement storekit.CallbackEntryBeginner")
+	}
+	ctx := context.Background()
+	begin := func(k billing.MovementKey, dedupe, owner string, now time.Duration, want billing.CallbackClaim) billing.Entry {
+		t.Helper()
+		c := billing.Callback{Key: k, DedupeKey: dedupe, Body: []byte(`{"ref":"` + k.ClientReference + `"}`), At: at(now)}
+		claim, e, err := b.BeginCallbackEntry(ctx, c, owner, at(now+time.Minute))
+		if err != nil || claim != want {
+			t.Fatalf("BeginCallbackEntry(%s, %s) = %v, %v; want %v", k.ClientReference, owner, claim, err, want)
+		}
+		wantEntry(t, s, "BeginCallbackEntry", k, e)
+		return e
+	}
+	if e := begin(key(t, billing.KindReceive, "cbe0"), "d0", "a", 0, billing.CallbackClaimed); e.Tracked || e.Final != nil {
+		t.Fatalf("BeginCallbackEntry of an unknown key answered %+v, want the zero Entry", e)
+	}
+
+	m := movement(billing.KindDirectDebit, "cbe1", 0)
+	track(t, s, m)
+	if e := begin(m.Key(), "d1", "a", time.Second, billing.CallbackClaimed); !e.Tracked || e.Movement.Kind != billing.KindDirectDebit {
+		t.Fatalf("BeginCallbackEntry of a tracked key answered %+v", e)
+	}
+	begin(m.Key(), "d1", "b", 2*time.Second, billing.CallbackInFlight)
+	if err := s.FinishCallback(ctx, "d1", "a", true, at(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	begin(m.Key(), "d1", "b", 4*time.Second, billing.CallbackHandled)
+	if got, err := s.Callbacks(ctx, m.Key()); err != nil || len(got) != 1 || got[0].Deliveries != 3 {
+		t.Fatalf("Callbacks after three deliveries = %+v, %v", got, err)
+	}
+
+	k := key(t, billing.KindSend, "cbe2")
+	o := outcome(billing.EventSucceeded, billing.SourceStatusCheck, 0)
+	o.Kind = billing.KindBankTransfer
+	settle(t, s, k, o, nil)
+	if e := begin(k, "d2", "a", time.Second, billing.CallbackClaimed); e.Tracked || e.Final == nil || e.Final.Outcome.Kind != billing.KindBankTransfer {
+		t.Fatalf("BeginCallbackEntry of a key settled untracked answered %+v", e)
+	}
+
+	_, _, err := b.BeginCallbackEntry(ctx, billing.Callback{}, "a", at(time.Minute))
+	wantValidation(t, "BeginCallbackEntry of an empty callback", err)
+	_, _, err = b.BeginCallbackEntry(ctx, billing.Callback{Key: k, DedupeKey: "d3", At: at(0)}, "", at(time.Minute))
+	wantValidation(t, "BeginCallbackEntry without an owner", err)
 }
