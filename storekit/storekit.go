@@ -21,9 +21,9 @@ import (
 // claim's holder does.
 var ErrLeaseLost = storeabi.ErrLeaseLost
 
-// MaxClaim is the most a single ClaimDue, ClaimUnreported or Callbacks returns, and the
-// most each list of a Reconcile holds, whatever limit is asked, so that one call bounds
-// its memory.
+// MaxClaim, 1,000, is the most a single ClaimDue, ClaimUnreported or Callbacks
+// returns, and the most each list of a Reconcile holds, whatever limit is asked, so
+// that one call bounds its memory.
 const MaxClaim = storeabi.MaxClaim
 
 // merge is package billing's own merge, the one its in-memory store applies.
