@@ -263,18 +263,23 @@ func (b *boundedStore) RecordReference(ctx context.Context, key MovementKey, ser
 	})
 }
 
+// boundedAs calls fn under s's deadline when s is a boundedStore, and as it is
+// otherwise: the optional interfaces a Store may add are called through it.
+func boundedAs[T any](s Store, ctx context.Context, name string, fn func(context.Context) (T, error)) (T, error) {
+	if b, ok := s.(*boundedStore); ok {
+		return bounded(b, ctx, name, fn)
+	}
+	return fn(ctx)
+}
+
 // renewReport is s's RenewReport, bounded as s's other calls are; nil when s has none.
 func renewReport(s Store) func(ctx context.Context, id, owner string, leaseUntil time.Time) error {
-	b, isBounded := s.(*boundedStore)
 	r, ok := unbounded(s).(reportLeaseRenewer)
-	switch {
-	case !ok:
+	if !ok {
 		return nil
-	case !isBounded:
-		return r.RenewReport
 	}
 	return func(ctx context.Context, id, owner string, leaseUntil time.Time) error {
-		_, err := bounded(b, ctx, "RenewReport", none(func(ctx context.Context) error {
+		_, err := boundedAs(s, ctx, "RenewReport", none(func(ctx context.Context) error {
 			return r.RenewReport(ctx, id, owner, leaseUntil)
 		}))
 		return err
@@ -292,16 +297,12 @@ func trackEntry(s Store, fresh bool) func(ctx context.Context, m Movement) (Entr
 	if fresh {
 		call, name = t.TrackNew, "TrackNew"
 	}
-	b, isBounded := s.(*boundedStore)
-	if !isBounded {
-		return call
-	}
 	type result struct {
 		e       Entry
 		created bool
 	}
 	return func(ctx context.Context, m Movement) (Entry, bool, error) {
-		r, err := bounded(b, ctx, name, func(ctx context.Context) (result, error) {
+		r, err := boundedAs(s, ctx, name, func(ctx context.Context) (result, error) {
 			e, created, err := call(ctx, m)
 			return result{e, created}, err
 		})
@@ -316,16 +317,12 @@ func beginCallbackEntry(s Store) func(ctx context.Context, c Callback, owner str
 	if !ok {
 		return nil
 	}
-	b, isBounded := s.(*boundedStore)
-	if !isBounded {
-		return cb.BeginCallbackEntry
-	}
 	type result struct {
 		claim CallbackClaim
 		e     Entry
 	}
 	return func(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
-		r, err := bounded(b, ctx, "BeginCallbackEntry", func(ctx context.Context) (result, error) {
+		r, err := boundedAs(s, ctx, "BeginCallbackEntry", func(ctx context.Context) (result, error) {
 			claim, e, err := cb.BeginCallbackEntry(ctx, c, owner, leaseUntil)
 			return result{claim, e}, err
 		})
