@@ -22,6 +22,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20) // database/sql keeps 2 by default: busy instances would reopen the rest
 	// New checks the tables' version; it creates or migrates them only if the role may
 	// (else run pgstore.Migrate with the schema's owner first).
 	store, err := pgstore.New(ctx, db)

@@ -242,6 +242,7 @@ func openSchema(tb testing.TB, schema string) *sql.DB {
 	cfg.RuntimeParams["search_path"] = schema
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
 	tb.Cleanup(func() { _ = db.Close() })
 	return db
 }

@@ -64,6 +64,7 @@ func freshSchema(t testing.TB) *sql.DB {
 	own.RuntimeParams["search_path"] = schema
 	db := stdlib.OpenDB(*own)
 	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }

@@ -48,6 +48,8 @@ func run(ctx context.Context, out io.Writer, databaseURL string) error {
 		return err
 	}
 	defer db.Close()
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20) // database/sql keeps 2 by default: busy instances would reopen the rest
 	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
