@@ -2,3 +2,32 @@ package pgstore
 
 // Migrations exposes the schema's versions to the tests, which build older schemas.
 var Migrations = migrations
+
+// HoldBatches keeps the store's batched writes (Settle's first outcomes, MarkReported)
+// from starting until release is called, so that a test can put many in one statement;
+// queued counts the writes waiting. The store must have no batch under way.
+func HoldBatches(s *Store) (queued func() int, release func()) {
+	s.firsts.hold()
+	s.reports.hold()
+	queued = func() int { return s.firsts.queued() + s.reports.queued() }
+	release = func() {
+		go s.firsts.drain()
+		go s.reports.drain()
+	}
+	return queued, release
+}
+
+func (b *batcher[T, R]) hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running {
+		panic("pgstore: a batch is under way")
+	}
+	b.running = true
+}
+
+func (b *batcher[T, R]) queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}

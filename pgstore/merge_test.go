@@ -20,41 +20,11 @@ import (
 func TestSettleMergesAsTheMemoryStore(t *testing.T) {
 	pg := newStore(t)
 	mem := billing.NewMemoryStore(0)
-	states := []billing.EventState{billing.EventSucceeded, billing.EventMismatched, billing.EventFailed,
-		billing.EventExpired, billing.EventUnknown}
-	sources := []billing.OutcomeSource{billing.SourceCallback, billing.SourceStatusCheck, billing.SourceRequest}
-	kinds := []billing.Kind{billing.KindReceive, billing.KindDirectDebit, billing.KindSend, billing.KindBankTransfer,
-		billing.KindMandate, billing.KindCheckout}
-	type step struct {
-		state billing.EventState
-		src   billing.OutcomeSource
-	}
-	var all []step
-	for _, st := range states {
-		for _, src := range sources {
-			all = append(all, step{st, src})
-		}
-	}
-	type scenario struct {
-		steps       []step
-		trackedLast bool // the callbacks came before Track
-	}
-	var scenarios []scenario
-	for _, a := range all {
-		scenarios = append(scenarios, scenario{[]step{a}, false}, scenario{[]step{a}, true})
-		for _, b := range all {
-			scenarios = append(scenarios, scenario{[]step{a, b}, false}, scenario{[]step{a, b}, true})
-			for _, c := range all {
-				scenarios = append(scenarios, scenario{[]step{a, b, c}, false})
-			}
-		}
-	}
-	t0 := time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC)
+	scenarios := mergeScenarios()
 	ctx := context.Background()
-	run := func(i int, sc scenario) error {
-		kind := kinds[i%len(kinds)]
-		m := billing.Movement{Kind: kind, ClientReference: fmt.Sprintf("merge%d", i), Amount: 5000, Currency: "GHS",
-			StartedAt: t0, Deadline: t0.Add(time.Minute)}
+	run := func(i int, sc mergeScenario) error {
+		m := sc.movement(i)
+		kind := m.Kind
 		track := func() error {
 			for _, s := range []billing.Store{pg, mem} {
 				if _, _, err := s.Track(ctx, m); err != nil {
@@ -68,15 +38,8 @@ func TestSettleMergesAsTheMemoryStore(t *testing.T) {
 				return err
 			}
 		}
-		for j, st := range sc.steps {
-			o := billing.Outcome{State: st.state, Source: st.src, Code: billing.ResponseCode(fmt.Sprintf("%04d", j)),
-				TransactionID: fmt.Sprintf("tx%d", j), ExternalTransactionID: fmt.Sprintf("ext%d", j),
-				Amount: int64(1000 * (j + 1)), Charges: int64(j), Currency: []string{"GHS", "NGN", "USD"}[j],
-				ServiceReference: fmt.Sprintf("ref_%d", j), At: t0.Add(time.Duration(j+1) * time.Second)}
-			var body []byte
-			if st.src == billing.SourceCallback {
-				body = fmt.Appendf(nil, `{"step":%d}`, j)
-			}
+		for j := range sc.steps {
+			o, body := sc.outcome(j)
 			got, gotChanged, err := pg.Settle(ctx, m.Key(), o, body)
 			if err != nil {
 				return err
@@ -131,6 +94,68 @@ func TestSettleMergesAsTheMemoryStore(t *testing.T) {
 		}
 	}
 	t.Logf("%d sequences settled alike", len(scenarios))
+}
+
+// mergeStep is one final outcome of a sequence.
+type mergeStep struct {
+	state billing.EventState
+	src   billing.OutcomeSource
+}
+
+// mergeScenario is a sequence of final outcomes of one movement.
+type mergeScenario struct {
+	steps       []mergeStep
+	trackedLast bool // the callbacks came before Track
+}
+
+var mergeStart = time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC)
+
+// mergeScenarios are every sequence of up to three final outcomes of every final state
+// from every source, those of one or two also with Track after them.
+func mergeScenarios() []mergeScenario {
+	states := []billing.EventState{billing.EventSucceeded, billing.EventMismatched, billing.EventFailed,
+		billing.EventExpired, billing.EventUnknown}
+	sources := []billing.OutcomeSource{billing.SourceCallback, billing.SourceStatusCheck, billing.SourceRequest}
+	var all []mergeStep
+	for _, st := range states {
+		for _, src := range sources {
+			all = append(all, mergeStep{st, src})
+		}
+	}
+	var scenarios []mergeScenario
+	for _, a := range all {
+		scenarios = append(scenarios, mergeScenario{[]mergeStep{a}, false}, mergeScenario{[]mergeStep{a}, true})
+		for _, b := range all {
+			scenarios = append(scenarios, mergeScenario{[]mergeStep{a, b}, false}, mergeScenario{[]mergeStep{a, b}, true})
+			for _, c := range all {
+				scenarios = append(scenarios, mergeScenario{[]mergeStep{a, b, c}, false})
+			}
+		}
+	}
+	return scenarios
+}
+
+// movement is the i-th scenario's movement, of every kind in turn (a checkout's key
+// included).
+func (sc mergeScenario) movement(i int) billing.Movement {
+	kinds := []billing.Kind{billing.KindReceive, billing.KindDirectDebit, billing.KindSend, billing.KindBankTransfer,
+		billing.KindMandate, billing.KindCheckout}
+	return billing.Movement{Kind: kinds[i%len(kinds)], ClientReference: fmt.Sprintf("merge%d", i), Amount: 5000,
+		Currency: "GHS", StartedAt: mergeStart, Deadline: mergeStart.Add(time.Minute)}
+}
+
+// outcome is the scenario's j-th outcome and its callback's body, every field its own.
+func (sc mergeScenario) outcome(j int) (billing.Outcome, []byte) {
+	st := sc.steps[j]
+	o := billing.Outcome{State: st.state, Source: st.src, Code: billing.ResponseCode(fmt.Sprintf("%04d", j)),
+		TransactionID: fmt.Sprintf("tx%d", j), ExternalTransactionID: fmt.Sprintf("ext%d", j),
+		Amount: int64(1000 * (j + 1)), Charges: int64(j), Currency: []string{"GHS", "NGN", "USD"}[j],
+		ServiceReference: fmt.Sprintf("ref_%d", j), At: mergeStart.Add(time.Duration(j+1) * time.Second)}
+	var body []byte
+	if st.src == billing.SourceCallback {
+		body = fmt.Appendf(nil, `{"step":%d}`, j)
+	}
+	return o, body
 }
 
 // sameSettlement compares two settlements, their times by instant.

@@ -5,6 +5,8 @@
 //
 //	db, err := sql.Open("pgx", os.Getenv("DATABASE_URL"))
 //	...
+//	db.SetMaxOpenConns(20)
+//	db.SetMaxIdleConns(20)
 //	store, err := pgstore.New(ctx, db)
 //	...
 //	tracker := billing.NewTracker(client, billing.TrackerOptions{Store: store})
@@ -19,6 +21,12 @@
 // nor report an outcome twice: each call carries the times of its Tracker's clock, and
 // the store keeps their distance to the caller's now, applied to the database's now().
 // Tests that drive every instance with one manual clock set Options.CallerClock.
+//
+// Keep as many connections idle as may be open (SetMaxIdleConns as SetMaxOpenConns):
+// database/sql keeps two by default, and closes every other connection a busy Tracker
+// used once it is idle, so the next statement opens it again, a new PostgreSQL server
+// process each time, which costs more than the statements. Writes that many goroutines
+// make at once (the first outcome of a movement, the mark of a report) share statements.
 //
 // OnOutcomeTx runs a merchant's handler in the transaction that marks an outcome
 // reported: the merchant's writes and the report commit together, exactly once.
@@ -64,6 +72,10 @@ type Store struct {
 	opts  Options
 	sql   sync.Map // statement template: the statement, with the clock in place
 	fresh freshReports
+
+	// Writes made at once by many goroutines share statements (see batcher).
+	firsts  batcher[firstOutcome, firstWritten]
+	reports batcher[reportedAt, struct{}]
 }
 
 var _ billing.Store = (*Store)(nil)
@@ -91,7 +103,10 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 	if opts.Clock == nil {
 		opts.Clock = wallClock{}
 	}
-	return &Store{db: db, opts: opts}, nil
+	s := &Store{db: db, opts: opts}
+	s.firsts = batcher[firstOutcome, firstWritten]{key: firstOutcome.batchKey, run: s.settleFirsts}
+	s.reports = batcher[reportedAt, struct{}]{key: reportedAt.batchKey, run: s.markReported}
+	return s, nil
 }
 
 type wallClock struct{}
@@ -351,8 +366,9 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 const forgottenColumn = `EXISTS (SELECT 1 FROM billing_forgotten f WHERE f.callback_kind = $2 AND f.client_reference = $3)`
 
 // Settle records the final outcome o of key by storekit.MergeOutcome's rules. The first
-// final outcome of a movement, the usual case, takes one statement that writes it only
-// if the row has none; otherwise it merges in a transaction that holds the row.
+// final outcome of a movement, the usual case, is written by a statement that writes it
+// only if the row has none, shared with the first outcomes other goroutines settle at
+// the same time; otherwise it merges in a transaction that holds the row.
 func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool, error) {
 	first, _, err := storekit.MergeOutcome(nil, key, o, body)
 	if err != nil {
@@ -361,35 +377,15 @@ func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.O
 	now := s.now()
 	// A movement purged between the two paths is settled anew: a few tries suffice.
 	for range 3 {
-		var kind sql.NullString
-		fo := first.Outcome
-		err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO billing_movements AS m
-				(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
-				 amount, charges, source, settled_at, body, by_callback, by_status_check,
-				 currency, outcome_service_reference, outcome_kind)
-			VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {t12}, $13, $14, $15, $16, $17, $18)
-			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET
-				outcome_id = EXCLUDED.outcome_id, state = EXCLUDED.state, code = EXCLUDED.code,
-				outcome_kind = coalesce(m.kind, EXCLUDED.outcome_kind),
-				transaction_id = EXCLUDED.transaction_id, external_transaction_id = EXCLUDED.external_transaction_id,
-				amount = EXCLUDED.amount, charges = EXCLUDED.charges, source = EXCLUDED.source,
-				currency = EXCLUDED.currency, outcome_service_reference = EXCLUDED.outcome_service_reference,
-				settled_at = EXCLUDED.settled_at, body = EXCLUDED.body, by_callback = EXCLUDED.by_callback,
-				by_status_check = EXCLUDED.by_status_check, disagreed = false, reported_at = NULL,
-				report_attempts = 0, lease_owner = NULL, lease_until = NULL, report_owner = NULL, report_until = NULL
-				WHERE m.outcome_id IS NULL
-			RETURNING m.kind`),
-			now, key.Callback, key.ClientReference, first.ID, fo.State, fo.Code, fo.TransactionID, fo.ExternalTransactionID,
-			fo.Amount, fo.Charges, fo.Source, fo.At, first.Body, first.ByCallback, first.ByStatusCheck,
-			fo.Currency, fo.ServiceReference, fo.Kind).Scan(&kind)
+		w, err := s.firsts.do(ctx, firstOutcome{key: key, first: first, now: now})
 		switch {
-		case err == nil:
-			if kind.Valid {
-				first.Outcome.Kind = billing.Kind(kind.String)
+		case err != nil:
+			return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		case w.written:
+			if w.kind.Valid {
+				first.Outcome.Kind = billing.Kind(w.kind.String)
 			}
 			return first, true, nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 		}
 		st, changed, found, err := s.settleMerging(ctx, now, key, o, body)
 		if err != nil || found {
@@ -397,6 +393,94 @@ func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.O
 		}
 	}
 	return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: the movement kept vanishing", key.ClientReference)
+}
+
+// firstOutcome is a write of Settle's first path: the first final outcome of key, read
+// at the caller's now.
+type firstOutcome struct {
+	key   billing.MovementKey
+	first billing.Settlement
+	now   time.Time
+}
+
+func (f firstOutcome) batchKey() string {
+	return string(f.key.Callback) + "\x00" + f.key.ClientReference
+}
+
+// firstWritten says whether a firstOutcome was written (the row had no outcome), and
+// the kind of the movement it settled, when tracked.
+type firstWritten struct {
+	written bool
+	kind    sql.NullString
+}
+
+// settleFirsts writes, in one statement, each outcome of fs into a row that has none
+// yet, inserting the rows not there. The keys of fs are distinct.
+func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWritten, error) {
+	var p params
+	p.write(`INSERT INTO billing_movements AS m
+			(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
+			 amount, charges, source, settled_at, body, by_callback, by_status_check,
+			 currency, outcome_service_reference, outcome_kind)
+		VALUES `)
+	for i, f := range fs {
+		if i > 0 {
+			p.write(", ")
+		}
+		fo := f.first.Outcome
+		p.write("(")
+		for _, v := range []any{f.key.Callback, f.key.ClientReference, f.first.ID, fo.State, fo.Code,
+			fo.TransactionID, fo.ExternalTransactionID, fo.Amount, fo.Charges, fo.Source} {
+			p.add(v, "")
+			p.write(", ")
+		}
+		s.time(&p, fo.At, f.now)
+		for _, v := range []any{f.first.Body, f.first.ByCallback, f.first.ByStatusCheck, fo.Currency, fo.ServiceReference, fo.Kind} {
+			p.write(", ")
+			p.add(v, "")
+		}
+		p.write(")")
+	}
+	p.write(`
+		ON CONFLICT (callback_kind, client_reference) DO UPDATE SET
+			outcome_id = EXCLUDED.outcome_id, state = EXCLUDED.state, code = EXCLUDED.code,
+			outcome_kind = coalesce(m.kind, EXCLUDED.outcome_kind),
+			transaction_id = EXCLUDED.transaction_id, external_transaction_id = EXCLUDED.external_transaction_id,
+			amount = EXCLUDED.amount, charges = EXCLUDED.charges, source = EXCLUDED.source,
+			currency = EXCLUDED.currency, outcome_service_reference = EXCLUDED.outcome_service_reference,
+			settled_at = EXCLUDED.settled_at, body = EXCLUDED.body, by_callback = EXCLUDED.by_callback,
+			by_status_check = EXCLUDED.by_status_check, disagreed = false, reported_at = NULL,
+			report_attempts = 0, lease_owner = NULL, lease_until = NULL, report_owner = NULL, report_until = NULL
+			WHERE m.outcome_id IS NULL
+		RETURNING m.callback_kind, m.client_reference, m.kind`)
+	rows, err := s.db.QueryContext(ctx, p.text.String(), p.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	at := make(map[string]int, len(fs))
+	for i, f := range fs {
+		at[f.batchKey()] = i
+	}
+	out := make([]firstWritten, len(fs))
+	for rows.Next() {
+		var (
+			callback, ref string
+			kind          sql.NullString
+		)
+		if err := rows.Scan(&callback, &ref, &kind); err != nil {
+			return nil, err
+		}
+		i, ok := at[firstOutcome{key: billing.MovementKey{Callback: billing.EventKind(callback), ClientReference: ref}}.batchKey()]
+		if !ok {
+			return nil, fmt.Errorf("the statement returned a movement it was not given: %s %q", callback, ref)
+		}
+		out[i] = firstWritten{written: true, kind: kind}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // settleMerging merges o into the outcome key has, in a transaction that holds its row.
@@ -687,12 +771,41 @@ func (s *Store) MarkReported(ctx context.Context, id string, now time.Time) erro
 	if s.fresh.take(id) {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE billing_movements
-		SET reported_at = {t1}, report_owner = NULL, report_until = NULL
-		WHERE outcome_id = $2 AND kind IS NOT NULL AND reported_at IS NULL`), now, id); err != nil {
+	if _, err := s.reports.do(ctx, reportedAt{id: id, now: now}); err != nil {
 		return fmt.Errorf("pgstore: marking %q reported: %w", id, err)
 	}
 	return nil
+}
+
+// reportedAt is a write of MarkReported: the outcome id reported at the caller's now.
+type reportedAt struct {
+	id  string
+	now time.Time
+}
+
+func (r reportedAt) batchKey() string { return r.id }
+
+// markReported marks, in one statement, each outcome of rs reported.
+func (s *Store) markReported(ctx context.Context, rs []reportedAt) ([]struct{}, error) {
+	var p params
+	p.write(`UPDATE billing_movements m SET reported_at = x.at, report_owner = NULL, report_until = NULL
+		FROM (VALUES `)
+	for i, r := range rs {
+		if i > 0 {
+			p.write(", ")
+		}
+		p.write("(")
+		p.add(r.id, "text")
+		p.write(", ")
+		s.time(&p, r.now, r.now)
+		p.write(")")
+	}
+	p.write(`) AS x (id, at)
+		WHERE m.outcome_id = x.id AND m.kind IS NOT NULL AND m.reported_at IS NULL`)
+	if _, err := s.db.ExecContext(ctx, p.text.String(), p.args...); err != nil {
+		return nil, err
+	}
+	return make([]struct{}, len(rs)), nil
 }
 
 // RetryReport counts a failed report of id and defers the next until at.

@@ -1,0 +1,204 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxBatch is how many writes one statement of a batcher makes at most.
+const maxBatch = 100
+
+// batcher makes the like writes of many goroutines in few statements, as a group commit
+// does. A write that finds none under way starts a statement at once; one that arrives
+// while a statement runs waits for it, then goes in the next with every other write that
+// arrived meanwhile. So a lone write costs what it did alone, and under load each
+// statement carries what accumulated during the one before: fewer round trips, the same
+// writes. A batch holds one write per key: INSERT ... ON CONFLICT may change a row once
+// per statement.
+//
+// A caller whose ctx ends while its write waits gets ctx's error and its write is not
+// made; once the statement has started, the write may still be made, as with any
+// statement whose answer is lost. The statement's context ends when every caller in its
+// batch has given up, so it is bounded by the callers' own deadlines. When a statement
+// of several writes fails, each caller makes its write alone under its own ctx, so that
+// one write the database refuses fails no other.
+type batcher[T, R any] struct {
+	key func(T) string
+	run func(ctx context.Context, items []T) ([]R, error) // one result per item, in order
+
+	mu      sync.Mutex
+	queue   []*batchWrite[T, R]
+	running bool
+}
+
+type batchWrite[T, R any] struct {
+	ctx  context.Context
+	item T
+	done chan batchResult[R] // buffered: the statement never waits for its caller
+}
+
+type batchResult[R any] struct {
+	val R
+	err error
+}
+
+// errAlone tells a caller its batch failed as a whole: make the write alone.
+var errAlone = errors.New("pgstore: batch failed")
+
+// do makes the write item, batched with others, and returns its result.
+func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
+	if err := ctx.Err(); err != nil {
+		var zero R
+		return zero, err
+	}
+	w := &batchWrite[T, R]{ctx: ctx, item: item, done: make(chan batchResult[R], 1)}
+	b.mu.Lock()
+	b.queue = append(b.queue, w)
+	start := !b.running
+	b.running = true
+	b.mu.Unlock()
+	if start {
+		go b.drain()
+	}
+	var r batchResult[R]
+	select {
+	case r = <-w.done:
+	case <-ctx.Done():
+		select {
+		case r = <-w.done: // it ended as well: its answer is known
+		default:
+			var zero R
+			return zero, ctx.Err()
+		}
+	}
+	if errors.Is(r.err, errAlone) {
+		vals, err := b.run(ctx, []T{item})
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return vals[0], nil
+	}
+	return r.val, r.err
+}
+
+// drain runs batches until the queue is empty. One runs at a time.
+func (b *batcher[T, R]) drain() {
+	for {
+		batch := b.next()
+		if len(batch) == 0 {
+			return
+		}
+		b.runBatch(batch)
+	}
+}
+
+// next takes the next batch from the queue: at most maxBatch writes, one per key, of
+// callers still waiting. It marks the batcher idle when it finds none.
+func (b *batcher[T, R]) next() []*batchWrite[T, R] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var batch []*batchWrite[T, R]
+	keys := make(map[string]bool)
+	rest := b.queue[:0]
+	for _, w := range b.queue {
+		k := b.key(w.item)
+		switch {
+		case w.ctx.Err() != nil: // its caller has gone: it is not made
+		case len(batch) < maxBatch && !keys[k]:
+			keys[k] = true
+			batch = append(batch, w)
+		default:
+			rest = append(rest, w)
+		}
+	}
+	clear(b.queue[len(rest):])
+	b.queue = rest
+	if len(batch) == 0 {
+		b.running = false
+	}
+	return batch
+}
+
+// runBatch makes one statement of batch and answers its callers.
+func (b *batcher[T, R]) runBatch(batch []*batchWrite[T, R]) {
+	ctx, stop := untilAllGone(batch)
+	defer stop()
+	items := make([]T, len(batch))
+	for i, w := range batch {
+		items[i] = w.item
+	}
+	vals, err := b.run(ctx, items)
+	for i, w := range batch {
+		switch {
+		case err != nil && len(batch) > 1:
+			w.done <- batchResult[R]{err: errAlone}
+		case err != nil:
+			w.done <- batchResult[R]{err: err}
+		default:
+			w.done <- batchResult[R]{val: vals[i]}
+		}
+	}
+}
+
+// untilAllGone returns a context that ends when the context of every write of batch has
+// ended. It carries none of their values: the statement is no one caller's.
+func untilAllGone[T, R any](batch []*batchWrite[T, R]) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var left atomic.Int64
+	left.Store(int64(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, w := range batch {
+		stops[i] = context.AfterFunc(w.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
+
+// params builds the parameters of a statement of many rows, numbering them as they are
+// added.
+type params struct {
+	args []any
+	text strings.Builder
+}
+
+// add adds v and writes its placeholder, cast to typ when typ is not empty.
+func (p *params) add(v any, typ string) {
+	p.args = append(p.args, v)
+	p.text.WriteByte('$')
+	p.text.WriteString(strconv.Itoa(len(p.args)))
+	if typ != "" {
+		p.text.WriteString("::")
+		p.text.WriteString(typ)
+	}
+}
+
+// write writes SQL text.
+func (p *params) write(sql string) { p.text.WriteString(sql) }
+
+// time writes the time at, given on the clock of a caller whose now is now, on the
+// store's clock: the row-by-row form of a statement template's {tN}.
+func (s *Store) time(p *params, at, now time.Time) {
+	if s.opts.CallerClock {
+		p.add(at, "timestamptz")
+		return
+	}
+	p.write("(now() + (")
+	p.add(at, "timestamptz")
+	p.write(" - ")
+	p.add(now, "timestamptz")
+	p.write("))")
+}

@@ -1,0 +1,160 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/pgstore"
+)
+
+// heldBatch makes the calls of fn(0..n-1) at once, each adding one write to the store's
+// batched writes, and lets the writes start only when all n wait: the statements then
+// hold up to a hundred writes each, of every shape the calls make.
+func heldBatch(t *testing.T, s *pgstore.Store, n int, fn func(i int)) {
+	t.Helper()
+	queued, release := pgstore.HoldBatches(s)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(i) }()
+	}
+	for queued() < n {
+		runtime.Gosched()
+	}
+	release()
+	wg.Wait()
+}
+
+// Settles and reports made in shared statements write what the memory store writes one
+// by one, for every sequence of TestSettleMergesAsTheMemoryStore: at each step, every
+// movement's outcome is settled at once, a first outcome going in the shared insert and
+// any later one merging after it; then every outcome is marked reported at once.
+func TestBatchedWritesAsTheMemoryStore(t *testing.T) {
+	pg := newStore(t)
+	mem := billing.NewMemoryStore(0)
+	scenarios := mergeScenarios()
+	ctx := context.Background()
+	track := func(tracked bool) {
+		for i, sc := range scenarios {
+			if sc.trackedLast == tracked {
+				continue
+			}
+			m := sc.movement(i)
+			for _, s := range []billing.Store{pg, mem} {
+				if _, _, err := s.Track(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	track(false) // those tracked first
+	type settled struct {
+		st      billing.Settlement
+		changed bool
+		err     error
+	}
+	for j := range 3 {
+		var at []int // the scenarios with a j-th step
+		for i, sc := range scenarios {
+			if len(sc.steps) > j {
+				at = append(at, i)
+			}
+		}
+		got := make([]settled, len(at))
+		heldBatch(t, pg, len(at), func(k int) {
+			i := at[k]
+			o, body := scenarios[i].outcome(j)
+			st, changed, err := pg.Settle(ctx, scenarios[i].movement(i).Key(), o, body)
+			got[k] = settled{st, changed, err}
+		})
+		for k, i := range at {
+			o, body := scenarios[i].outcome(j)
+			want, wantChanged, err := mem.Settle(ctx, scenarios[i].movement(i).Key(), o, body)
+			if err != nil || got[k].err != nil {
+				t.Fatalf("scenario %d step %d: Settle = %v; memory %v", i, j, got[k].err, err)
+			}
+			if got[k].changed != wantChanged || !sameSettlement(got[k].st, want) {
+				t.Fatalf("scenario %+v step %d: Settle = %+v, %v; want %+v, %v", scenarios[i], j, got[k].st, got[k].changed, want, wantChanged)
+			}
+		}
+	}
+	track(true) // then the others
+	reportedAt := mergeStart.Add(time.Hour)
+	ids := make([]string, len(scenarios))
+	for i, sc := range scenarios {
+		e, err := mem.Get(ctx, sc.movement(i).Key())
+		if err != nil || e.Final == nil {
+			t.Fatalf("memory Get %d = %+v, %v", i, e, err)
+		}
+		ids[i] = e.Final.ID
+		if err := mem.MarkReported(ctx, ids[i], reportedAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make([]error, len(scenarios))
+	heldBatch(t, pg, len(scenarios), func(i int) { errs[i] = pg.MarkReported(ctx, ids[i], reportedAt) })
+	for i, sc := range scenarios {
+		if errs[i] != nil {
+			t.Fatalf("MarkReported %d: %v", i, errs[i])
+		}
+		key := sc.movement(i).Key()
+		got, err := pg.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := mem.Get(ctx, key)
+		if got.Tracked != want.Tracked || !sameMovement(got.Movement, want.Movement) || got.Final == nil ||
+			!sameSettlement(*got.Final, *want.Final) {
+			t.Fatalf("scenario %+v: Get = %+v; want %+v", sc, got, want)
+		}
+	}
+	t.Logf("%d sequences settled and reported alike in shared statements", len(scenarios))
+}
+
+// A write the database refuses fails alone: the others of its statement are made, and
+// the refused one leaves its movement as it was.
+func TestBatchedWriteRefusedAlone(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	const n, bad = 20, 7
+	keys := make([]billing.MovementKey, n)
+	for i := range n {
+		m := billing.Movement{Kind: billing.KindSend, ClientReference: fmt.Sprintf("alone%d", i), Amount: 100,
+			Currency: "GHS", StartedAt: t0, Deadline: t0.Add(time.Minute)}
+		if _, _, err := s.Track(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = m.Key()
+	}
+	errs := make([]error, n)
+	heldBatch(t, s, n, func(i int) {
+		o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck,
+			TransactionID: fmt.Sprintf("tx%d", i), Amount: 100, Currency: "GHS", At: t0.Add(time.Second)}
+		if i == bad {
+			o.TransactionID = "tx\x00" // PostgreSQL's text holds no NUL
+		}
+		_, _, errs[i] = s.Settle(ctx, keys[i], o, nil)
+	})
+	for i := range n {
+		e, err := s.Get(ctx, keys[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i == bad && (errs[i] == nil || e.Final != nil):
+			t.Fatalf("the refused write: Settle = %v, Final = %+v; want an error and no outcome", errs[i], e.Final)
+		case i != bad && (errs[i] != nil || e.Final == nil || e.Final.Outcome.TransactionID != fmt.Sprintf("tx%d", i)):
+			t.Fatalf("write %d: Settle = %v, Final = %+v", i, errs[i], e.Final)
+		}
+	}
+	if errors.Is(errs[bad], context.Canceled) {
+		t.Fatalf("the refused write failed for its context: %v", errs[bad])
+	}
+}

@@ -1,0 +1,201 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// batchLog is a batcher's run that doubles each item and records its batches. It fails
+// a batch holding a negative item.
+type batchLog struct {
+	mu      sync.Mutex
+	batches [][]int
+}
+
+func (l *batchLog) run(_ context.Context, items []int) ([]int, error) {
+	l.mu.Lock()
+	l.batches = append(l.batches, slices.Clone(items))
+	l.mu.Unlock()
+	out := make([]int, len(items))
+	for i, v := range items {
+		if v < 0 {
+			return nil, fmt.Errorf("refused %d", v)
+		}
+		out[i] = 2 * v
+	}
+	return out, nil
+}
+
+func newTestBatcher(l *batchLog) *batcher[int, int] {
+	// Items equal modulo 1000 have the same key.
+	return &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v % 1000) }, run: l.run}
+}
+
+// waitQueued waits, without sleeping, until n writes wait in b.
+func waitQueued(b *batcher[int, int], n int) {
+	for b.queued() < n {
+		runtime.Gosched()
+	}
+}
+
+// Writes that arrive while a statement runs go together in the next, at most maxBatch in
+// one and never two of one key; every caller gets its own write's result.
+func TestBatcherSharesStatements(t *testing.T) {
+	var l batchLog
+	b := newTestBatcher(&l)
+	b.hold()
+	const n = 250
+	items := make([]int, 0, n+2)
+	for i := range n {
+		items = append(items, i)
+	}
+	items = append(items, 1000, 2000) // the keys of 0, twice more
+	got := make([]int, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, v := range items {
+		wg.Add(1)
+		go func() { defer wg.Done(); got[i], errs[i] = b.do(context.Background(), v) }()
+	}
+	waitQueued(b, len(items))
+	go b.drain()
+	wg.Wait()
+	for i, v := range items {
+		if errs[i] != nil || got[i] != 2*v {
+			t.Fatalf("do(%d) = %d, %v; want %d", v, got[i], errs[i], 2*v)
+		}
+	}
+	if len(l.batches) < 3 {
+		t.Fatalf("%d statements for %d writes: want 3 of at most %d", len(l.batches), len(items), maxBatch)
+	}
+	for _, batch := range l.batches {
+		if len(batch) > maxBatch {
+			t.Fatalf("a statement of %d writes, more than %d", len(batch), maxBatch)
+		}
+		keys := map[int]bool{}
+		for _, v := range batch {
+			if keys[v%1000] {
+				t.Fatalf("two writes of key %d in one statement: %v", v%1000, batch)
+			}
+			keys[v%1000] = true
+		}
+	}
+	if b.queued() != 0 {
+		t.Fatalf("left %d writes queued", b.queued())
+	}
+}
+
+// A write alone takes a statement of its own at once.
+func TestBatcherLoneWrite(t *testing.T) {
+	var l batchLog
+	b := newTestBatcher(&l)
+	for i := range 3 {
+		if got, err := b.do(context.Background(), i); err != nil || got != 2*i {
+			t.Fatalf("do(%d) = %d, %v", i, got, err)
+		}
+	}
+	if len(l.batches) != 3 {
+		t.Fatalf("batches %v, want one statement a write", l.batches)
+	}
+}
+
+// A statement the database refuses for one write fails that write alone: the others
+// are made again one by one.
+func TestBatcherFailedStatementFailsOnlyItsCulprit(t *testing.T) {
+	var l batchLog
+	b := newTestBatcher(&l)
+	b.hold()
+	items := []int{1, 2, -3, 4}
+	got := make([]int, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, v := range items {
+		wg.Add(1)
+		go func() { defer wg.Done(); got[i], errs[i] = b.do(context.Background(), v) }()
+	}
+	waitQueued(b, len(items))
+	go b.drain()
+	wg.Wait()
+	for i, v := range items {
+		switch {
+		case v < 0 && (errs[i] == nil || errors.Is(errs[i], errAlone)):
+			t.Fatalf("do(%d) = %v, want the database's refusal", v, errs[i])
+		case v >= 0 && (errs[i] != nil || got[i] != 2*v):
+			t.Fatalf("do(%d) = %d, %v", v, got[i], errs[i])
+		}
+	}
+	if len(l.batches) != 1+len(items) {
+		t.Fatalf("batches %v: want the shared one, then one a write", l.batches)
+	}
+}
+
+// A write whose caller gave up before its statement started is not made.
+func TestBatcherGoneCallerIsNotWritten(t *testing.T) {
+	var l batchLog
+	b := newTestBatcher(&l)
+	b.hold()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := b.do(ctx, 7); done <- err }()
+	waitQueued(b, 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("do = %v, want context.Canceled", err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _, _ = b.do(context.Background(), 8) }()
+	waitQueued(b, 2)
+	go b.drain()
+	wg.Wait()
+	if len(l.batches) != 1 || !slices.Equal(l.batches[0], []int{8}) {
+		t.Fatalf("batches %v, want only [8]", l.batches)
+	}
+	if _, err := b.do(ctx, 9); !errors.Is(err, context.Canceled) {
+		t.Fatalf("do with an ended ctx = %v", err)
+	}
+}
+
+// A statement's context ends once every caller in its batch has given up, and not
+// before: it is bounded by their deadlines, and no one caller's cancel ends the others'.
+func TestBatcherStatementEndsWhenEveryCallerHasGone(t *testing.T) {
+	started := make(chan context.Context, 1)
+	finish := make(chan struct{})
+	b := &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v) },
+		run: func(ctx context.Context, items []int) ([]int, error) {
+			started <- ctx
+			select {
+			case <-finish:
+				return make([]int, len(items)), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}}
+	b.hold()
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() { _, err := b.do(ctx1, 1); errs <- err }()
+	go func() { _, err := b.do(ctx2, 2); errs <- err }()
+	waitQueued(b, 2)
+	go b.drain()
+	stmt := <-started
+	cancel1()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the first caller = %v", err)
+	}
+	if stmt.Err() != nil {
+		t.Fatalf("the statement ended with one caller left: %v", stmt.Err())
+	}
+	cancel2()
+	<-stmt.Done()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the second caller = %v", err)
+	}
+	close(finish)
+}
