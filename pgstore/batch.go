@@ -13,9 +13,18 @@ import (
 // maxBatch is how many writes one statement of a batcher makes at most.
 const maxBatch = 100
 
+// A batcher runs its statements one after the other, in one lane, while they answer.
+// When every statement under way has run for batchStall (a connection gone silent holds
+// one until its callers' deadlines end it), the writes waiting take another lane, up to
+// batchLanes at once, so that a silent connection holds up no other write.
+const (
+	batchLanes = 4
+	batchStall = time.Second
+)
+
 // batcher makes the like writes of many goroutines in few statements, as a group commit
-// does. A write that finds none under way starts a statement at once; one that arrives
-// while a statement runs waits for it, then goes in the next with every other write that
+// does. A write that finds no statement under way starts one at once; one that arrives
+// while a statement runs waits, then goes in the next with every other write that
 // arrived meanwhile. So a lone write costs what it did alone, and under load each
 // statement carries what accumulated during the one before: fewer round trips, the same
 // writes. A batch holds one write per key: INSERT ... ON CONFLICT may change a row once
@@ -28,12 +37,14 @@ const maxBatch = 100
 // of several writes fails, each caller makes its write alone under its own ctx, so that
 // one write the database refuses fails no other.
 type batcher[T, R any] struct {
-	key func(T) string
-	run func(ctx context.Context, items []T) ([]R, error) // one result per item, in order
+	key   func(T) string
+	run   func(ctx context.Context, items []T) ([]R, error) // one result per item, in order
+	stall time.Duration                                     // batchStall; tests shorten it
 
-	mu      sync.Mutex
-	queue   []*batchWrite[T, R]
-	running bool
+	mu        sync.Mutex
+	queue     []*batchWrite[T, R]
+	running   int       // lanes under way, at most batchLanes
+	lastStart time.Time // when the latest statement started
 }
 
 type batchWrite[T, R any] struct {
@@ -59,12 +70,8 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	w := &batchWrite[T, R]{ctx: ctx, item: item, done: make(chan batchResult[R], 1)}
 	b.mu.Lock()
 	b.queue = append(b.queue, w)
-	start := !b.running
-	b.running = true
+	b.openLaneLocked()
 	b.mu.Unlock()
-	if start {
-		go b.drain()
-	}
 	var r batchResult[R]
 	select {
 	case r = <-w.done:
@@ -87,7 +94,17 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	return r.val, r.err
 }
 
-// drain runs batches until the queue is empty. One runs at a time.
+// openLaneLocked starts a lane for the writes waiting when none runs, or when every
+// statement under way has run for the stall (the latest started that long ago).
+func (b *batcher[T, R]) openLaneLocked() {
+	if len(b.queue) == 0 || b.running >= batchLanes || (b.running > 0 && time.Since(b.lastStart) < b.stall) {
+		return
+	}
+	b.running++
+	go b.drain()
+}
+
+// drain runs batches, one after the other, until the queue is empty: one lane.
 func (b *batcher[T, R]) drain() {
 	for {
 		batch := b.next()
@@ -99,7 +116,7 @@ func (b *batcher[T, R]) drain() {
 }
 
 // next takes the next batch from the queue: at most maxBatch writes, one per key, of
-// callers still waiting. It marks the batcher idle when it finds none.
+// callers still waiting. It ends the lane when it finds none.
 func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -120,7 +137,9 @@ func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	clear(b.queue[len(rest):])
 	b.queue = rest
 	if len(batch) == 0 {
-		b.running = false
+		b.running--
+	} else {
+		b.lastStart = time.Now()
 	}
 	return batch
 }
@@ -129,6 +148,13 @@ func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 func (b *batcher[T, R]) runBatch(batch []*batchWrite[T, R]) {
 	ctx, stop := untilAllGone(batch)
 	defer stop()
+	// Writes that came while this statement was held up take another lane.
+	stalled := time.AfterFunc(b.stall, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.openLaneLocked()
+	})
+	defer stalled.Stop()
 	items := make([]T, len(batch))
 	for i, w := range batch {
 		items[i] = w.item

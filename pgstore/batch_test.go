@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // batchLog is a batcher's run that doubles each item and records its batches. It fails
@@ -33,7 +34,7 @@ func (l *batchLog) run(_ context.Context, items []int) ([]int, error) {
 
 func newTestBatcher(l *batchLog) *batcher[int, int] {
 	// Items equal modulo 1000 have the same key.
-	return &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v % 1000) }, run: l.run}
+	return &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v % 1000) }, run: l.run, stall: time.Hour}
 }
 
 // waitQueued waits, without sleeping, until n writes wait in b.
@@ -63,7 +64,9 @@ func TestBatcherSharesStatements(t *testing.T) {
 		go func() { defer wg.Done(); got[i], errs[i] = b.do(context.Background(), v) }()
 	}
 	waitQueued(b, len(items))
-	go b.drain()
+	for range batchLanes {
+		go b.drain()
+	}
 	wg.Wait()
 	for i, v := range items {
 		if errs[i] != nil || got[i] != 2*v {
@@ -119,7 +122,9 @@ func TestBatcherFailedStatementFailsOnlyItsCulprit(t *testing.T) {
 		go func() { defer wg.Done(); got[i], errs[i] = b.do(context.Background(), v) }()
 	}
 	waitQueued(b, len(items))
-	go b.drain()
+	for range batchLanes {
+		go b.drain()
+	}
 	wg.Wait()
 	for i, v := range items {
 		switch {
@@ -151,7 +156,9 @@ func TestBatcherGoneCallerIsNotWritten(t *testing.T) {
 	wg.Add(1)
 	go func() { defer wg.Done(); _, _ = b.do(context.Background(), 8) }()
 	waitQueued(b, 2)
-	go b.drain()
+	for range batchLanes {
+		go b.drain()
+	}
 	wg.Wait()
 	if len(l.batches) != 1 || !slices.Equal(l.batches[0], []int{8}) {
 		t.Fatalf("batches %v, want only [8]", l.batches)
@@ -166,7 +173,7 @@ func TestBatcherGoneCallerIsNotWritten(t *testing.T) {
 func TestBatcherStatementEndsWhenEveryCallerHasGone(t *testing.T) {
 	started := make(chan context.Context, 1)
 	finish := make(chan struct{})
-	b := &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v) },
+	b := &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v) }, stall: time.Hour,
 		run: func(ctx context.Context, items []int) ([]int, error) {
 			started <- ctx
 			select {
@@ -183,7 +190,9 @@ func TestBatcherStatementEndsWhenEveryCallerHasGone(t *testing.T) {
 	go func() { _, err := b.do(ctx1, 1); errs <- err }()
 	go func() { _, err := b.do(ctx2, 2); errs <- err }()
 	waitQueued(b, 2)
-	go b.drain()
+	for range batchLanes {
+		go b.drain()
+	}
 	stmt := <-started
 	cancel1()
 	if err := <-errs; !errors.Is(err, context.Canceled) {
@@ -198,4 +207,29 @@ func TestBatcherStatementEndsWhenEveryCallerHasGone(t *testing.T) {
 		t.Fatalf("the second caller = %v", err)
 	}
 	close(finish)
+}
+
+// A statement held up (a connection gone silent, until its callers' deadlines end it)
+// holds up no other write: the next takes another lane.
+func TestBatcherHeldStatementHoldsUpNoOther(t *testing.T) {
+	held := make(chan struct{})
+	release := make(chan struct{})
+	b := &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v) }, stall: 0, // held at once
+		run: func(_ context.Context, items []int) ([]int, error) {
+			if items[0] == 1 {
+				close(held)
+				<-release
+			}
+			return make([]int, len(items)), nil
+		}}
+	done := make(chan error, 1)
+	go func() { _, err := b.do(context.Background(), 1); done <- err }()
+	<-held
+	if _, err := b.do(context.Background(), 2); err != nil {
+		t.Fatalf("a write beside a held statement = %v", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -11,8 +11,10 @@ func HoldBatches(s *Store) (queued func() int, release func()) {
 	s.reports.hold()
 	queued = func() int { return s.firsts.queued() + s.reports.queued() }
 	release = func() {
-		go s.firsts.drain()
-		go s.reports.drain()
+		for range batchLanes {
+			go s.firsts.drain()
+			go s.reports.drain()
+		}
 	}
 	return queued, release
 }
@@ -20,10 +22,10 @@ func HoldBatches(s *Store) (queued func() int, release func()) {
 func (b *batcher[T, R]) hold() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.running {
+	if b.running != 0 {
 		panic("pgstore: a batch is under way")
 	}
-	b.running = true
+	b.running = batchLanes
 }
 
 func (b *batcher[T, R]) queued() int {

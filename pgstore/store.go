@@ -104,8 +104,8 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 		opts.Clock = wallClock{}
 	}
 	s := &Store{db: db, opts: opts}
-	s.firsts = batcher[firstOutcome, firstWritten]{key: firstOutcome.batchKey, run: s.settleFirsts}
-	s.reports = batcher[reportedAt, struct{}]{key: reportedAt.batchKey, run: s.markReported}
+	s.firsts = batcher[firstOutcome, firstWritten]{key: firstOutcome.batchKey, run: s.settleFirsts, stall: batchStall}
+	s.reports = batcher[reportedAt, struct{}]{key: reportedAt.batchKey, run: s.markReported, stall: batchStall}
 	return s, nil
 }
 
