@@ -37,25 +37,10 @@ func newTestBatcher(l *batchLog) *batcher[int, int] {
 	return &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v % 1000) }, run: l.run, stall: time.Hour}
 }
 
-// waitQueued waits, without sleeping, until n writes wait in b.
-func waitQueued(b *batcher[int, int], n int) {
-	for b.queued() < n {
-		runtime.Gosched()
-	}
-}
-
-// Writes that arrive while a statement runs go together in the next, at most maxBatch in
-// one and never two of one key; every caller gets its own write's result.
-func TestBatcherSharesStatements(t *testing.T) {
-	var l batchLog
-	b := newTestBatcher(&l)
+// doHeld makes the writes of items at once, letting them start only when all wait, and
+// returns their results.
+func doHeld(b *batcher[int, int], items []int) ([]int, []error) {
 	b.hold()
-	const n = 250
-	items := make([]int, 0, n+2)
-	for i := range n {
-		items = append(items, i)
-	}
-	items = append(items, 1000, 2000) // the keys of 0, twice more
 	got := make([]int, len(items))
 	errs := make([]error, len(items))
 	var wg sync.WaitGroup
@@ -68,6 +53,28 @@ func TestBatcherSharesStatements(t *testing.T) {
 		go b.drain()
 	}
 	wg.Wait()
+	return got, errs
+}
+
+// waitQueued waits, without sleeping, until n writes wait in b.
+func waitQueued(b *batcher[int, int], n int) {
+	for b.queued() < n {
+		runtime.Gosched()
+	}
+}
+
+// Writes that arrive while a statement runs go together in the next, at most maxBatch in
+// one and never two of one key; every caller gets its own write's result.
+func TestBatcherSharesStatements(t *testing.T) {
+	var l batchLog
+	b := newTestBatcher(&l)
+	const n = 250
+	items := make([]int, 0, n+2)
+	for i := range n {
+		items = append(items, i)
+	}
+	items = append(items, 1000, 2000) // the keys of 0, twice more
+	got, errs := doHeld(b, items)
 	for i, v := range items {
 		if errs[i] != nil || got[i] != 2*v {
 			t.Fatalf("do(%d) = %d, %v; want %d", v, got[i], errs[i], 2*v)
@@ -112,20 +119,8 @@ func TestBatcherLoneWrite(t *testing.T) {
 func TestBatcherFailedStatementFailsOnlyItsCulprit(t *testing.T) {
 	var l batchLog
 	b := newTestBatcher(&l)
-	b.hold()
 	items := []int{1, 2, -3, 4}
-	got := make([]int, len(items))
-	errs := make([]error, len(items))
-	var wg sync.WaitGroup
-	for i, v := range items {
-		wg.Add(1)
-		go func() { defer wg.Done(); got[i], errs[i] = b.do(context.Background(), v) }()
-	}
-	waitQueued(b, len(items))
-	for range batchLanes {
-		go b.drain()
-	}
-	wg.Wait()
+	got, errs := doHeld(b, items)
 	for i, v := range items {
 		switch {
 		case v < 0 && (errs[i] == nil || errors.Is(errs[i], errAlone)):
