@@ -370,7 +370,11 @@ func forgottenError(kind Kind, clientReference string) error {
 // Run settles it.
 //
 // A movement settled, reported and then forgotten after Retention is not tracked again:
-// Await returns nil and an error matching ErrForgotten, since its outcome was reported.
+// Await returns nil and an error matching ErrForgotten, since its outcome was reported,
+// whatever outcome a callback delivered again settled beside it since. A reference
+// tracked, or settled, as another kind sharing the kind's callback (a receive and a
+// direct debit, a send and a bank transfer) holds no movement of the kind asked: Await
+// returns nil and an error matching ErrAlreadyTracked, asking nothing.
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
@@ -389,12 +393,12 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	if err != nil {
 		return pending, fmt.Errorf("billing: reading the tracker's store: %w", err)
 	}
-	if e.Final != nil {
-		return settledOutcome(e.Final, kind), nil
+	if o, done, err := awaitAnswer(e, kind, clientReference); done {
+		return o, err
 	}
 	m := e.Movement
 	if !e.Tracked {
-		if m, _, err = t.track(ctx, kind, clientReference, Money{}, false); errors.Is(err, ErrForgotten) {
+		if m, _, err = t.track(ctx, kind, clientReference, Money{}, false); errors.Is(err, ErrForgotten) || errors.Is(err, ErrAlreadyTracked) {
 			return nil, err
 		} else if err != nil {
 			return pending, err
@@ -407,9 +411,10 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	for {
 		settled := t.changes(w) // before reading the store, so no settle is missed
 		e, err := t.store.Get(ctx, key)
+		if o, done, aerr := awaitAnswer(e, kind, clientReference); err == nil && done {
+			return o, aerr
+		}
 		switch {
-		case err == nil && e.Final != nil:
-			return settledOutcome(e.Final, kind), nil
 		case ctx.Err() != nil:
 			return stillPending()
 		case err != nil:
@@ -454,8 +459,10 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 		now = t.opts.Clock.Now()
 		if !now.Before(giveUp) {
 			// A callback may have settled it while the last status check ran.
-			if e, err := t.store.Get(ctx, key); err == nil && e.Final != nil {
-				return settledOutcome(e.Final, kind), nil
+			if e, err := t.store.Get(ctx, key); err == nil {
+				if o, done, err := awaitAnswer(e, kind, clientReference); done {
+					return o, err
+				}
 			}
 			if lastErr != nil {
 				return pending, fmt.Errorf("%w at the give-up limit; last status check: %w", ErrStillPending, lastErr)
@@ -477,6 +484,27 @@ func minTime(a, b time.Time) time.Time {
 // settledOutcome is the Outcome an Await of kind returns for a settlement, its Event
 // derived from its own fields: whatever a store kept or parsed, nothing of a callback
 // reaches merchant code.
+// awaitAnswer is what Await answers from the entry of its key without waiting: the
+// final outcome when the key holds one of the kind asked, or an error when it holds no
+// movement of that kind (ErrForgotten for a movement forgotten after Retention, even
+// with an outcome kept beside its tombstone since; ErrAlreadyTracked for a movement
+// tracked, or an outcome settled, as another kind sharing its callback), with no
+// outcome: another movement's is never told as the one asked. done is false when Await
+// must wait.
+func awaitAnswer(e Entry, kind Kind, clientReference string) (o *Outcome, done bool, err error) {
+	switch {
+	case e.Forgotten:
+		return nil, true, forgottenError(kind, clientReference)
+	case e.Tracked && e.Movement.Kind != kind:
+		return nil, true, fmt.Errorf("%w: %q is tracked as a %s, not a %s", ErrAlreadyTracked, clientReference, e.Movement.Kind, kind)
+	case !e.Tracked && settledAsOther(e.Final, kind):
+		return nil, true, fmt.Errorf("%w: %q is settled as a %s, not a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind, kind)
+	case e.Final != nil:
+		return settledOutcome(e.Final, kind), true, nil
+	}
+	return nil, false, nil
+}
+
 func settledOutcome(s *Settlement, kind Kind) *Outcome {
 	o := s.Outcome
 	o.Kind, o.ClientReference, o.ID = cmp.Or(kind, o.Kind), s.Key.ClientReference, s.ID
