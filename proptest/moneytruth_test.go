@@ -57,7 +57,7 @@ func TestMoneyTruth(t *testing.T) {
 		t.Cleanup(func() { _ = flag.Set("rapid.seed", "0") })
 	}
 	t.Logf("seed %s (run again with -rapid.seed=%s)", seedFlag.Value, seedFlag.Value)
-	var checks, steps atomic.Int64
+	var checks, steps, forgetting, refused atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(rt)
 		checks.Add(1)
@@ -88,8 +88,13 @@ func TestMoneyTruth(t *testing.T) {
 		w.drain(rt)
 		w.checkInvariants(rt)
 		w.checkEveryResolvedMovementReported(rt)
+		if len(w.forgotten) > 0 {
+			forgetting.Add(1)
+		}
+		refused.Add(w.refusedForgotten)
 	})
-	t.Logf("explored %d checks, %d states (steps)", checks.Load(), steps.Load())
+	t.Logf("explored %d checks, %d states (steps); %d checks forgot outcomes, and %d uses of a forgotten reference were refused",
+		checks.Load(), steps.Load(), forgetting.Load(), refused.Load())
 }
 
 // The kinds a merchant sends, and the sandbox's name of each in its ledger.
@@ -193,6 +198,8 @@ type world struct {
 	requests atomic.Int64
 	// purgedAt is when the instance's Run last purged its store (zero: not yet).
 	purgedAt time.Time
+	// refusedForgotten counts the uses of a forgotten reference checked.
+	refusedForgotten int64
 
 	movements []*movement
 	orders    []*order
@@ -772,6 +779,7 @@ func (w *world) checkForgottenRefusal(doing string, kind billing.Kind, ref strin
 		w.violate("%s %s %s was refused with ErrForgotten, but no outcome of it was reported Retention before a purge: %v", doing, kind, ref, err)
 	}
 	if forgotten {
+		w.refusedForgotten++
 		now := w.sandboxState(ref)
 		if n := now.requests - was.requests; n != 0 {
 			w.violate("%s %s %s, forgotten, sent %d requests to the service", doing, kind, ref, n)
