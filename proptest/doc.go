@@ -2,9 +2,11 @@
 // state machine (pgregory.net/rapid) drives random interleavings of money movements of
 // every kind through a Tracker against billingtest's sandbox, on either wire, with
 // genuine, forged, duplicated, delayed and reordered callbacks, status-check faults,
-// lost answers, restarts on a shared store and clock moves, and checks after every step
-// that merchant code is told each movement's truth, once per outcome, never a forged
-// value, and that no money moves twice.
+// lost answers, restarts on a shared store and clock moves (past the Tracker's Retention
+// too), and checks after every step that merchant code is told each movement's truth,
+// once per outcome, never a forged value, that no money moves twice, and that an outcome
+// forgotten after Retention leaves a tombstone: its reference, used again, is refused
+// with ErrForgotten and moves nothing.
 //
 // It is a module of its own, so no merchant's go.sum fetches rapid. The package holds
 // no code besides its tests; run them from this directory:

@@ -38,6 +38,11 @@ import (
 //   - no money moves twice: the sandbox holds at most one movement of a kind under a
 //     reference, and an order the merchant pays again after being told it failed has at
 //     most one movement that succeeded;
+//   - an outcome reported Retention ago is forgotten, and only such a one: Await of its
+//     movement says ErrForgotten, and sending or tracking its reference again is refused
+//     with ErrForgotten, sends no request and moves no money, and OnOutcome is never told
+//     of it again; a movement settled but not reported, or still pending, when the clock
+//     passed Retention is kept, resolved and reported once;
 //
 // and, once time has run on after the last step, that every movement the sandbox
 // resolved was reported.
@@ -52,7 +57,7 @@ func TestMoneyTruth(t *testing.T) {
 		t.Cleanup(func() { _ = flag.Set("rapid.seed", "0") })
 	}
 	t.Logf("seed %s (run again with -rapid.seed=%s)", seedFlag.Value, seedFlag.Value)
-	var checks, steps atomic.Int64
+	var checks, steps, forgetting, refused atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(rt)
 		checks.Add(1)
@@ -71,6 +76,10 @@ func TestMoneyTruth(t *testing.T) {
 			"forge":           w.forge,
 			"failReports":     w.failReports,
 			"merchantRetries": w.merchantRetries,
+			// Named to sort after the others: rapid numbers the actions in name order, so
+			// the fail files kept under testdata/rapid still draw the actions they drew.
+			"useForgottenRef":   w.useForgottenRef,
+			"waitPastRetention": w.waitPastRetention,
 			"": func(rt *rapid.T) {
 				steps.Add(1)
 				w.checkInvariants(rt)
@@ -79,8 +88,13 @@ func TestMoneyTruth(t *testing.T) {
 		w.drain(rt)
 		w.checkInvariants(rt)
 		w.checkEveryResolvedMovementReported(rt)
+		if len(w.forgotten) > 0 {
+			forgetting.Add(1)
+		}
+		refused.Add(w.refusedForgotten)
 	})
-	t.Logf("explored %d checks, %d states (steps)", checks.Load(), steps.Load())
+	t.Logf("explored %d checks, %d states (steps); %d checks forgot outcomes, and %d uses of a forgotten reference were refused",
+		checks.Load(), steps.Load(), forgetting.Load(), refused.Load())
 }
 
 // The kinds a merchant sends, and the sandbox's name of each in its ledger.
@@ -108,6 +122,14 @@ var (
 // runInterval is the Tracker's RunInterval: a wait of exactly this long is Run going to
 // sleep after a round, which no other wait of the Tracker matches.
 const runInterval = 7 * time.Second
+
+// retention is the Tracker's Retention: the other actions move the clock by minutes, and
+// waitPastRetention past it.
+const retention = 48 * time.Hour
+
+// purgeEvery is how often Run forgets what is older than Retention: at most once a
+// minute of the clock, an instance's first round included.
+const purgeEvery = time.Minute
 
 // movement is one money movement the merchant started.
 type movement struct {
@@ -164,6 +186,20 @@ type world struct {
 	violations  []string
 	canaryTexts []string
 	canaryInts  []int64
+	// reportedAt is when OnOutcome last accepted an outcome under a shape key;
+	// unreported holds the keys whose outcome OnOutcome failed on since: the store
+	// holds it unreported, so it is not forgotten.
+	reportedAt map[string]time.Time
+	unreported map[string]bool
+	// forgotten holds the shape keys whose reported outcome Run forgot after Retention.
+	forgotten map[string]bool
+
+	// requests counts the HTTP requests the client sent the sandbox.
+	requests atomic.Int64
+	// purgedAt is when the instance's Run last purged its store (zero: not yet).
+	purgedAt time.Time
+	// refusedForgotten counts the uses of a forgotten reference checked.
+	refusedForgotten int64
 
 	movements []*movement
 	orders    []*order
@@ -181,16 +217,24 @@ func newWorld(rt *rapid.T) *world {
 	rt.Cleanup(srv.Close)
 	w := &world{
 		wire: wire, srv: srv,
-		// Retries of status checks wait on the wall clock: keep them short.
-		client:          srv.Client(billing.WithRetry(2, time.Millisecond, 5*time.Millisecond)),
-		store:           billing.NewMemoryStore(0),
 		clock:           &roundClock{Clock: srv.Clock(), sleeping: make(chan struct{}, 1)},
+		store:           billing.NewMemoryStore(0),
 		trackedKind:     map[string]billing.Kind{},
 		failFor:         map[string]bool{},
 		refusedRequests: map[string]bool{},
 		asked:           map[string]int64{},
 		debitPhones:     map[string]string{},
+		reportedAt:      map[string]time.Time{},
+		unreported:      map[string]bool{},
+		forgotten:       map[string]bool{},
 	}
+	// Retries of status checks wait on the wall clock: keep them short. The transport
+	// counts what reaches the sandbox: a refused movement sends nothing.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	rt.Cleanup(transport.CloseIdleConnections)
+	w.client = srv.Client(billing.WithRetry(2, time.Millisecond, 5*time.Millisecond), billing.WithHTTPClient(&http.Client{
+		Transport: countingTransport{base: transport, n: &w.requests}, Timeout: billing.DefaultTimeout,
+	}))
 	endpoint := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		(*w.handler.Load()).ServeHTTP(rw, r)
 	}))
@@ -214,6 +258,7 @@ func newWorld(rt *rapid.T) *world {
 // newTracker starts a Tracker instance on the shared store and points the endpoint at it.
 func (w *world) newTracker() {
 	w.instance++
+	w.purgedAt = time.Time{}
 	w.tracker = billing.NewTracker(w.client, billing.TrackerOptions{
 		Clock: w.clock, Store: w.store, Owner: fmt.Sprintf("instance%d", w.instance),
 		RunInterval: runInterval, OnOutcome: w.onOutcome,
@@ -225,9 +270,10 @@ func (w *world) newTracker() {
 		// round's Run returns (runRound stops Run once it sleeps).
 		ReportConcurrency: 100,
 		// Outcomes are reported once within Retention, the window merchants dedupe
-		// Outcome.ID over: a run's few hours of clock stay inside it. A reference reused
-		// after its outcome was forgotten is a new movement to the store.
-		Retention: 48 * time.Hour,
+		// Outcome.ID over; the other actions' few hours of clock stay inside it, and
+		// waitPastRetention passes it. A reported outcome Run forgot then leaves a
+		// tombstone: its reference is never tracked, asked or reported again.
+		Retention: retention,
 	})
 	h := w.tracker.Handler()
 	w.handler.Store(&h)
@@ -235,9 +281,15 @@ func (w *world) newTracker() {
 
 // onOutcome is merchant code: it checks what it is told against the sandbox.
 func (w *world) onOutcome(_ context.Context, o *billing.Outcome) error {
+	key := shapeKey(o.Kind, o.ClientReference)
 	w.mu.Lock()
+	if w.forgotten[key] {
+		w.violations = append(w.violations, fmt.Sprintf("OnOutcome was told of %s %s (%s, outcome %s) after its reported outcome was forgotten",
+			o.Kind, o.ClientReference, o.State, o.ID))
+	}
 	if w.failFor[o.ClientReference] {
 		delete(w.failFor, o.ClientReference)
+		w.unreported[key] = true
 		w.mu.Unlock()
 		return errors.New("the order database is down")
 	}
@@ -255,6 +307,8 @@ func (w *world) onOutcome(_ context.Context, o *billing.Outcome) error {
 			o.Kind, o.ClientReference, tracked))
 	}
 	w.reports = append(w.reports, report{o: o})
+	w.reportedAt[key] = w.clock.Now()
+	delete(w.unreported, key)
 	return nil
 }
 
@@ -328,6 +382,7 @@ func (w *world) checkOutcome(where string, o *billing.Outcome, kind billing.Kind
 }
 
 func (w *world) checkInvariants(rt *rapid.T) {
+	w.checkRetention()
 	w.mu.Lock()
 	violations := slices.Clone(w.violations)
 	w.mu.Unlock()
@@ -378,15 +433,20 @@ func (w *world) start(rt *rapid.T) {
 }
 
 // send sends a movement of the order under ref through the Tracker and checks that one
-// refused as already tracked moved nothing.
+// refused as already tracked, or as forgotten, moved nothing.
 func (w *world) send(rt *rapid.T, o *order, ref string) {
 	m := &movement{kind: o.kind, ref: ref, amount: o.amount, order: o, tracked: true, sent: true}
 	o.attempts = append(o.attempts, m)
 	w.movements = append(w.movements, m)
 	_, before := w.truth(m.kind, ref)
+	was := w.sandboxState(ref)
 	m.sendErr = w.sendOne(rt, m, true)
 	_, after := w.truth(m.kind, ref)
 	m.created = after > before
+	if w.checkForgottenRefusal("sending", m.kind, ref, m.sendErr, was) {
+		m.sent = false
+		return
+	}
 	if refusedSend(m.sendErr) && !m.created {
 		w.mu.Lock()
 		w.refusedRequests[shapeKey(m.kind, ref)] = true
@@ -489,7 +549,9 @@ func refusedSend(err error) bool {
 func (w *world) trackOnly(rt *rapid.T) {
 	kind := rapid.SampledFrom(kinds).Draw(rt, "kind")
 	ref := rapid.SampledFrom(sharedRefs).Draw(rt, "ref")
-	if err := w.tracker.Track(context.Background(), kind, ref); err != nil {
+	was := w.sandboxState(ref)
+	err := w.tracker.Track(context.Background(), kind, ref)
+	if w.checkForgottenRefusal("tracking", kind, ref, err, was) || err != nil {
 		return
 	}
 	if _, ok := w.trackedKind[shapeKey(kind, ref)]; !ok {
@@ -520,6 +582,11 @@ func (w *world) runRound(rt *rapid.T) {
 	}
 	cancel()
 	<-done
+	// The round forgot, if a purge was due, every outcome reported before its cut.
+	if now := w.clock.Now(); w.purgedAt.IsZero() || now.Sub(w.purgedAt) >= purgeEvery {
+		w.purgedAt = now
+		w.forgetReportedBefore(now.Add(-retention))
+	}
 }
 
 // await asks, without waiting, what the Tracker knows of a tracked movement.
@@ -534,16 +601,234 @@ func (w *world) await(rt *rapid.T) {
 		rt.Skip("nothing tracked")
 	}
 	m := rapid.SampledFrom(tracked).Draw(rt, "movement")
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // an Await whose context has ended answers at once
-	o, err := w.tracker.Await(ctx, m.kind, m.ref)
-	if err == nil && o != nil {
-		w.checkOutcome("Await", o, m.kind)
+	if w.trackedKind[shapeKey(m.kind, m.ref)] != m.kind {
+		// Refused as already tracked as another kind whose callbacks look alike: the
+		// Tracker keys both by one shape and reference, so Await answers the other's.
+		return
 	}
+	w.checkAwait(m.kind, m.ref)
+}
+
+// checkAwait checks what Await answers of the movement of kind under ref, its context
+// ended as soon as it would wait for the clock: ErrForgotten and no outcome exactly when
+// its reported outcome was forgotten, else the truth.
+func (w *world) checkAwait(kind billing.Kind, ref string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.clock.setOnWait(cancel)
+	defer w.clock.setOnWait(nil)
+	o, err := w.tracker.Await(ctx, kind, ref)
+	w.mu.Lock()
+	forgotten := w.forgotten[shapeKey(kind, ref)]
+	w.mu.Unlock()
+	switch {
+	case forgotten && w.heldSinceForgotten(kind, ref, o, err):
+	case forgotten && (!errors.Is(err, billing.ErrForgotten) || o != nil):
+		w.violate("Await of %s %s, whose reported outcome was forgotten, answered %s (error %v), not ErrForgotten", kind, ref, describe(o), err)
+	case !forgotten && errors.Is(err, billing.ErrForgotten):
+		w.violate("Await of %s %s said ErrForgotten, but no outcome of it was reported Retention before a purge", kind, ref)
+	case err == nil && o != nil:
+		w.checkOutcome("Await", o, kind)
+	}
+}
+
+// heldSinceForgotten reports whether Await answered o, for a movement of kind under ref
+// whose reported outcome was forgotten, from a callback confirmed for its key since: the
+// store holds that outcome untracked beside the tombstone (Entry.Forgotten with Final),
+// and Await answers a Final it holds before it looks at the tombstone, where its doc
+// promises ErrForgotten. That answer is the held callback's, of whichever kind of its
+// callback shape, given as kind: it is not judged here. OnOutcome is still never told.
+func (w *world) heldSinceForgotten(kind billing.Kind, ref string, o *billing.Outcome, err error) bool {
+	if err != nil || o == nil {
+		return false
+	}
+	key, _ := billing.KeyOf(kind, ref)
+	e, gerr := w.store.Get(context.Background(), key)
+	return gerr == nil && e.Forgotten && !e.Tracked && e.Final != nil && e.Final.ID == o.ID
+}
+
+func describe(o *billing.Outcome) string {
+	if o == nil {
+		return "no outcome"
+	}
+	return fmt.Sprintf("%s (source %s, outcome %s)", o.State, o.Source, o.ID)
+}
+
+func (w *world) violate(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.violations = append(w.violations, fmt.Sprintf(format, args...))
 }
 
 // restart replaces the Tracker instance with a new one on the same store.
 func (w *world) restart(*rapid.T) { w.newTracker() }
+
+// waitPastRetention lets two days or so of clock run, then Run makes a round: the
+// sandbox has resolved what was pending and Run settles and reports it, and forgets what
+// was reported longer than Retention ago. A wait a minute short of Retention keeps what
+// was reported in the minute before it, for a later round to forget.
+func (w *world) waitPastRetention(rt *rapid.T) {
+	d := rapid.SampledFrom([]time.Duration{retention - purgeEvery, retention + time.Second, retention + 11*time.Minute, 2 * retention}).Draw(rt, "wait")
+	w.srv.Advance(d)
+	w.runRound(rt)
+}
+
+// forgetReportedBefore records what a purge of the store at cut forgets: every outcome
+// OnOutcome accepted before cut, unless a later one of its movement is unreported.
+func (w *world) forgetReportedBefore(cut time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, at := range w.reportedAt {
+		if at.Before(cut) && !w.unreported[key] {
+			w.forgotten[key] = true
+		}
+	}
+}
+
+// useForgottenRef uses again the reference of a movement whose reported outcome was
+// forgotten, through the Tracker: sending a movement of its kind (or of a kind whose
+// callbacks look alike) under it, tracking it, or awaiting it. Each is refused with
+// ErrForgotten, sends no request, moves no money, tracks nothing and tells OnOutcome
+// nothing.
+func (w *world) useForgottenRef(rt *rapid.T) {
+	var gone []*movement
+	w.mu.Lock()
+	for _, m := range w.movements {
+		if m.tracked && w.forgotten[shapeKey(m.kind, m.ref)] {
+			gone = append(gone, m)
+		}
+	}
+	w.mu.Unlock()
+	if len(gone) == 0 {
+		rt.Skip("nothing forgotten")
+	}
+	m := rapid.SampledFrom(gone).Draw(rt, "forgotten")
+	var alike []billing.Kind
+	for _, k := range kinds {
+		if callbackShapes[k] == callbackShapes[m.kind] {
+			alike = append(alike, k)
+		}
+	}
+	kind := rapid.SampledFrom(alike).Draw(rt, "kind")
+	again := &movement{kind: kind, ref: m.ref, amount: int64(rapid.IntRange(20, 9000).Draw(rt, "amount")) * 11, tracked: true}
+	w.mu.Lock()
+	told := len(w.reports)
+	w.mu.Unlock()
+	was := w.sandboxState(m.ref)
+	ctx := context.Background()
+	var err error
+	switch how := rapid.SampledFrom([]string{"send", "track", "trackAmount", "await"}).Draw(rt, "how"); how {
+	case "send":
+		err = w.sendOne(rt, again, true)
+	case "track":
+		err = w.tracker.Track(ctx, kind, m.ref)
+	case "trackAmount":
+		err = w.tracker.TrackAmount(ctx, kind, m.ref, billing.Money{Amount: again.amount, Currency: "GHS"})
+	default:
+		// A bound on a failure, not a timing: an Await that tracked the movement again
+		// would wait for the manual clock.
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		var o *billing.Outcome
+		o, err = w.tracker.Await(actx, kind, m.ref)
+		cancel()
+		switch {
+		case w.heldSinceForgotten(kind, m.ref, o, err):
+			err = billing.ErrForgotten // it sent nothing and moved nothing, as checked below
+		case o != nil:
+			w.violate("Await of %s %s, whose reported outcome was forgotten, answered %s", kind, m.ref, describe(o))
+		}
+	}
+	w.checkForgottenRefusal("using again", kind, m.ref, err, was)
+	key, _ := billing.KeyOf(kind, m.ref)
+	if e, err := w.store.Get(ctx, key); err != nil || e.Tracked {
+		w.violate("%s %s, forgotten, is tracked again after a refused use (store: %+v, %v)", kind, m.ref, e, err)
+	}
+	w.mu.Lock()
+	if len(w.reports) != told {
+		w.violations = append(w.violations, fmt.Sprintf("using %s %s again, forgotten, told OnOutcome of %d outcomes", kind, m.ref, len(w.reports)-told))
+	}
+	w.mu.Unlock()
+}
+
+// sandboxState is what the sandbox holds and was asked, as the refusal of a movement
+// must leave it: its movements under a reference, the disbursement balance, and the
+// count of requests the client sent.
+type sandboxState struct {
+	records  []billingtest.Movement
+	balance  int64
+	requests int64
+}
+
+func (w *world) sandboxState(ref string) sandboxState {
+	return sandboxState{records: w.srv.MovementRecords(ref), balance: w.srv.DisbursementBalance(), requests: w.requests.Load()}
+}
+
+// checkForgottenRefusal checks the answer err to sending, tracking or awaiting kind under
+// ref, made when the sandbox was as was: ErrForgotten exactly when its key's reported
+// outcome was forgotten, and then nothing sent or moved. It reports whether the key was
+// forgotten or the answer says so: the movement was not (or must not have been) tracked.
+func (w *world) checkForgottenRefusal(doing string, kind billing.Kind, ref string, err error, was sandboxState) bool {
+	w.mu.Lock()
+	forgotten := w.forgotten[shapeKey(kind, ref)]
+	w.mu.Unlock()
+	saysForgotten := errors.Is(err, billing.ErrForgotten)
+	switch {
+	case forgotten && !saysForgotten:
+		w.violate("%s %s %s, whose reported outcome was forgotten, was not refused with ErrForgotten: %v", doing, kind, ref, err)
+	case !forgotten && saysForgotten:
+		w.violate("%s %s %s was refused with ErrForgotten, but no outcome of it was reported Retention before a purge: %v", doing, kind, ref, err)
+	}
+	if forgotten {
+		w.refusedForgotten++
+		now := w.sandboxState(ref)
+		if n := now.requests - was.requests; n != 0 {
+			w.violate("%s %s %s, forgotten, sent %d requests to the service", doing, kind, ref, n)
+		}
+		if !reflect.DeepEqual(now.records, was.records) || now.balance != was.balance {
+			w.violate("%s %s %s, forgotten, moved money: the sandbox held %+v (balance %d), now %+v (balance %d)",
+				doing, kind, ref, was.records, was.balance, now.records, now.balance)
+		}
+	}
+	return forgotten || saysForgotten
+}
+
+// checkRetention checks every tracked movement against what Run must have forgotten:
+// the store holds a tombstone of its key exactly when its reported outcome was
+// forgotten, and Await answers ErrForgotten then, the truth otherwise.
+func (w *world) checkRetention() {
+	seen := map[string]bool{}
+	for _, m := range w.movements {
+		sk := shapeKey(m.kind, m.ref)
+		kind, ok := w.trackedKind[sk]
+		if !m.tracked || !ok || seen[sk] {
+			continue
+		}
+		seen[sk] = true
+		key, err := billing.KeyOf(kind, m.ref)
+		if err != nil {
+			w.violate("the key of %s %s: %v", kind, m.ref, err)
+			continue
+		}
+		e, err := w.store.Get(context.Background(), key)
+		w.mu.Lock()
+		forgotten, at := w.forgotten[sk], w.reportedAt[sk]
+		w.mu.Unlock()
+		switch {
+		case err != nil:
+			w.violate("reading %s %s from the store: %v", kind, m.ref, err)
+		case forgotten && (!e.Forgotten || e.Tracked):
+			w.violate("%s %s was reported at %s, longer than Retention before a purge, but the store did not forget it: %+v",
+				kind, m.ref, at.Format(time.RFC3339), e)
+		case !forgotten && e.Forgotten:
+			w.violate("%s %s was forgotten, but no outcome of it was reported Retention before a purge (last reported: %s)",
+				kind, m.ref, at.Format(time.RFC3339))
+		}
+		// Await answers from the store alone (no status check, no tracking) for these.
+		if err == nil && (forgotten || e.Final != nil) {
+			w.checkAwait(kind, m.ref)
+		}
+	}
+}
 
 func (w *world) callbackFault(rt *rapid.T) {
 	kind := rapid.SampledFrom([]billingtest.CallbackFaultKind{billingtest.CallbackDropped, billingtest.CallbackDuplicated,
@@ -759,10 +1044,25 @@ func (w *world) statusAmbiguous(ref string) bool {
 	return false
 }
 
-// roundClock is the sandbox's clock that says when Run goes to sleep after a round.
+// countingTransport counts the requests sent through it.
+type countingTransport struct {
+	base *http.Transport
+	n    *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+// roundClock is the sandbox's clock that says when Run goes to sleep after a round, and
+// when anything else would wait for it.
 type roundClock struct {
 	billing.Clock
 	sleeping chan struct{}
+
+	mu     sync.Mutex
+	onWait func()
 }
 
 func (c *roundClock) After(d time.Duration) <-chan time.Time {
@@ -771,8 +1071,22 @@ func (c *roundClock) After(d time.Duration) <-chan time.Time {
 		case c.sleeping <- struct{}{}:
 		default:
 		}
+	} else {
+		c.mu.Lock()
+		onWait := c.onWait
+		c.mu.Unlock()
+		if onWait != nil {
+			onWait()
+		}
 	}
 	return c.Clock.After(d)
+}
+
+// setOnWait has f called whenever a wait other than Run's sleep is set (nil: none).
+func (c *roundClock) setOnWait(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onWait = f
 }
 
 // JSON bodies handled generically, numbers kept as written.
