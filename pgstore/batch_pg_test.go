@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/stdlib"
+
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
 )
@@ -156,5 +158,56 @@ func TestBatchedWriteRefusedAlone(t *testing.T) {
 	}
 	if errors.Is(errs[bad], context.Canceled) {
 		t.Fatalf("the refused write failed for its context: %v", errs[bad])
+	}
+}
+
+// A batched statement held up by a connection whose peer went silent holds up no other
+// write: a write that comes meanwhile takes another lane, on another connection, and the
+// held statement ends when its caller gives up, having written nothing.
+func TestBatchedWriteBesideASilentConnection(t *testing.T) {
+	proxy, cfg := startProxy(t)
+	_, schema := freshSchemaNamed(t)
+	cfg.RuntimeParams["search_path"] = schema
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = db.Close() })
+	db.SetMaxIdleConns(1) // the one the held statement takes
+	s := newTestStore(t, db)
+	pgstore.SetBatchStall(s, 0) // another lane as soon as one statement is under way
+	ctx := context.Background()
+	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	keys := map[string]billing.MovementKey{}
+	for _, ref := range []string{"heldA", "besideB"} {
+		m := billing.Movement{Kind: billing.KindSend, ClientReference: ref, Amount: 100, Currency: "GHS",
+			StartedAt: t0, Deadline: t0.Add(time.Minute)}
+		if _, _, err := s.Track(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		keys[ref] = m.Key()
+	}
+	outcome := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: 100,
+		Currency: "GHS", At: t0.Add(time.Second)}
+
+	proxy.FreezeOpen() // the pool's idle connection goes silent
+	heldCtx, giveUp := context.WithCancel(ctx)
+	held := make(chan error, 1)
+	go func() { _, _, err := s.Settle(heldCtx, keys["heldA"], outcome, nil); held <- err }()
+	for pgstore.SettleLanes(s) == 0 {
+		runtime.Gosched()
+	}
+	bound, cancel := context.WithTimeout(ctx, 20*time.Second) // a bound on a failure, not a timing
+	defer cancel()
+	if _, _, err := s.Settle(bound, keys["besideB"], outcome, nil); err != nil {
+		t.Fatalf("a write beside the held statement: %v", err)
+	}
+	giveUp()
+	if err := <-held; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the held write = %v, want its caller's context.Canceled", err)
+	}
+	proxy.Thaw()
+	if e, err := s.Get(ctx, keys["heldA"]); err != nil || e.Final != nil {
+		t.Fatalf("the held write was made: %+v, %v", e.Final, err)
+	}
+	if _, changed, err := s.Settle(ctx, keys["heldA"], outcome, nil); err != nil || !changed {
+		t.Fatalf("the held write made again = %v, %v", changed, err)
 	}
 }

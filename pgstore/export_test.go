@@ -1,5 +1,7 @@
 package pgstore
 
+import "time"
+
 // Migrations exposes the schema's versions to the tests, which build older schemas.
 var Migrations = migrations
 
@@ -32,4 +34,18 @@ func (b *batcher[T, R]) queued() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.queue)
+}
+
+// SetBatchStall sets how long the store's batched statements run before the writes
+// waiting take another lane; call it before the store's first write.
+func SetBatchStall(s *Store, d time.Duration) {
+	s.firsts.stall = d
+	s.reports.stall = d
+}
+
+// SettleLanes counts the lanes of Settle's batched writes under way.
+func SettleLanes(s *Store) int {
+	s.firsts.mu.Lock()
+	defer s.firsts.mu.Unlock()
+	return s.firsts.running
 }

@@ -28,6 +28,8 @@ type pgProxy struct {
 	conns map[*proxyConn]struct{}
 	// thaw is closed when a freeze ends; nil when not frozen.
 	thaw chan struct{}
+	// thawOpen is closed when a freeze of the connections then open ends (FreezeOpen).
+	thawOpen chan struct{}
 	// resetEvery resets every connection at one round trip (a Sync or a simple Query)
 	// of any client in resetEvery, picked at random from a fixed seed, so that the
 	// resets fall at no fixed point of the instances' cycles; 0 never.
@@ -50,6 +52,7 @@ type proxyConn struct {
 	server  net.Conn // nil while frozen before it was dialled
 	swallow bool     // drop what the server says next, then close: a COMMIT's answer lost
 	closed  bool
+	held    chan struct{} // closed when FreezeOpen's freeze of this connection ends; nil when not held
 }
 
 // startProxy starts a proxy to the PostgreSQL of databaseURL, which must listen on a
@@ -148,7 +151,7 @@ func (p *pgProxy) fromClient(pc *proxyConn) {
 // forwarded; false when pc is gone.
 func (p *pgProxy) before(pc *proxyConn, msg []byte, typed bool) bool {
 	p.mu.Lock()
-	thaw := p.thaw
+	thaw := p.frozenLocked(pc)
 	p.mu.Unlock()
 	if thaw != nil {
 		<-thaw // frozen: nothing passes; the thaw closes every connection it held
@@ -187,7 +190,7 @@ func (p *pgProxy) fromServer(pc *proxyConn) {
 		n, err := pc.server.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			thaw, swallow := p.thaw, pc.swallow
+			thaw, swallow := p.frozenLocked(pc), pc.swallow
 			if swallow {
 				p.stats.AnswersLost++
 			}
@@ -293,11 +296,43 @@ func (p *pgProxy) Freeze() {
 	}
 }
 
+// FreezeOpen stops forwarding, both ways, on every connection open now, leaving them
+// open, while new connections are forwarded: one pooled connection's peer gone silent (a
+// NAT's timeout), not the database.
+func (p *pgProxy) FreezeOpen() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.thawOpen == nil {
+		p.thawOpen = make(chan struct{})
+	}
+	for pc := range p.conns {
+		pc.held = p.thawOpen
+	}
+	p.stats.Frozen++
+}
+
+// frozenLocked is the channel whose closing ends the freeze holding pc; nil when none.
+func (p *pgProxy) frozenLocked(pc *proxyConn) chan struct{} {
+	if p.thaw != nil {
+		return p.thaw
+	}
+	return pc.held
+}
+
 // Thaw ends a freeze. The connections it held are dead (the database side is gone, as
 // after a failover) and are closed; new ones are forwarded again.
 func (p *pgProxy) Thaw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.thawOpen != nil {
+		for pc := range p.conns {
+			if pc.held != nil {
+				p.closeLocked(pc)
+			}
+		}
+		close(p.thawOpen)
+		p.thawOpen = nil
+	}
 	if p.thaw == nil {
 		return
 	}
