@@ -881,7 +881,9 @@ func classifyMoney(a moneyAnswer) verdict {
 // server, and says nothing of that attempt. A refusal speaks for the attempt it answers:
 // if it depends on what the service holds, the earlier attempt may be what it holds (a
 // 2001 "duplicate client reference", a 4075 because the first attempt spent the
-// balance, a 409). Definite still are a 429, which does no work, and the refusals that
+// balance, a 409), and a 429 says only that this attempt did no work: the earlier one,
+// answered 429 as well (the one answer after which a money movement is sent again), may
+// have gone through the limiter and done its work. Definite still are the refusals that
 // judge the request itself, its content or its caller, identical in every attempt: 4000
 // validation, 4101 keys, 4103 channel, 3050 not registered, 4070 declined, and HTTP 401
 // and 403. An earlier attempt that surely never arrived (its dial failed, or it wrote
@@ -895,7 +897,7 @@ func resentRefusal(st *attemptState, status int, code ResponseCode) bool {
 		return false
 	}
 	switch status {
-	case http.StatusTooManyRequests, http.StatusUnauthorized, http.StatusForbidden:
+	case http.StatusUnauthorized, http.StatusForbidden:
 		return false
 	}
 	return true

@@ -97,7 +97,9 @@ var (
 	// ErrIPNotAllowed: a whitelisted endpoint (receive, send, send-to-bank, direct debit)
 	// refused the caller's address with HTTP 403.
 	ErrIPNotAllowed = errors.New("billing: caller IP address not whitelisted")
-	// ErrRateLimited: the service answered 429 and the retries ran out.
+	// ErrRateLimited: the service answered 429 and the retries ran out. For a money
+	// movement sent more than once the error also matches ErrOutcomeUnknown: a limiter
+	// may have let an earlier attempt through to do its work.
 	ErrRateLimited = errors.New("billing: rate limited")
 	// ErrConflict: the request clashes with existing state (HTTP 409), such as a
 	// duplicate email.

@@ -399,6 +399,88 @@ func moneyCellUnderRequestFault(t *testing.T, call moneyCall, fails bool, rf req
 	}
 }
 
+// Two faults in a row on a money call's route, every ordered pair of the matrix's
+// request faults, for every call that succeeds or fails: whatever the first answer made
+// the SDK do (send again after a 429, or not), at most one movement is made, a definite
+// failure still means nothing moved, and the Tracker resolves the truth. A rate limiter
+// that let the first request through and answers the re-send 429 as well is one such
+// pair.
+func TestFaultPairsMoneyMovements(t *testing.T) {
+	var faults []requestFault
+	for _, rf := range requestFaults {
+		if rf.fault.Kind != "" && rf.timeout == 0 && rf.target == "" {
+			faults = append(faults, rf)
+		}
+	}
+	cells := 0
+	for _, call := range moneyCalls {
+		for _, fails := range []bool{false, true} {
+			if fails && !call.canFail {
+				continue
+			}
+			for _, first := range faults {
+				if !resendsAfter(t, call, fails, first.fault) {
+					continue // a second answer never comes: the matrix has the cell
+				}
+				for _, second := range faults {
+					if (first.resendMeetsDuplicate || second.resendMeetsDuplicate) && call.kind == "" {
+						continue // checkout sessions are not deduplicated by client reference
+					}
+					cells++
+					name := fmt.Sprintf("%s/%s/%s, then %s", call.name, pick(fails, "succeeds", "fails"), first.name, second.name)
+					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						moneyCellUnderFaultPair(t, call, fails, first.fault, second.fault)
+					})
+				}
+			}
+		}
+	}
+	t.Logf("%d cells of (call, outcome, first fault, second fault)", cells)
+}
+
+// underFaultPair makes call with first on its first request and second on its second,
+// through a client of two attempts in all, so that the second answer is the last: a
+// client that sends again only once more, or the last two of more attempts.
+func underFaultPair(t *testing.T, call moneyCall, fails bool, first, second billingtest.Fault) (*faultyMerchant, error) {
+	m := newFaultyMerchant(t)
+	if call.prepare != nil {
+		call.prepare(t, m)
+	}
+	if call.kind != "" {
+		require.NoError(t, m.tracker.Track(context.Background(), call.kind, pairRef))
+	}
+	first.Route, first.Nth = call.route, 1
+	second.Route, second.Nth = call.route, 2
+	m.srv.InjectFault(first)
+	m.srv.InjectFault(second)
+	client := m.srv.Client(billing.WithRetry(2, time.Millisecond, time.Millisecond))
+	return m, call.run(context.Background(), client, m, pairRef, fails)
+}
+
+const pairRef = "pair1"
+
+// resendsAfter reports whether the SDK sends call again after first answers it: a
+// harmless second fault fires only then.
+func resendsAfter(t *testing.T, call moneyCall, fails bool, first billingtest.Fault) bool {
+	m, _ := underFaultPair(t, call, fails, first, billingtest.Fault{Kind: billingtest.FaultLatency, Latency: time.Millisecond})
+	return m.srv.FaultsFired() == 2
+}
+
+func moneyCellUnderFaultPair(t *testing.T, call moneyCall, fails bool, first, second billingtest.Fault) {
+	m, err := underFaultPair(t, call, fails, first, second)
+	require.Equal(t, 2, m.srv.FaultsFired(), "both faults hit the call")
+	const ref = pairRef
+	movements := m.srv.Movements(ref)
+	require.LessOrEqual(t, movements, 1, "movements recorded for the reference")
+	checkMoneyAnswer(t, err, ref, movements)
+	if call.kind == "" {
+		checkoutTruth(t, m, ref)
+		return
+	}
+	resolveWithTracker(t, m, call.kind, ref)
+}
+
 // checkoutTruth checks a checkout session: whether or not the SDK learned its reference,
 // it stays PENDING and moves no money until a payer pays on the hosted page, and a
 // session the merchant holds resolves as the sandbox says.
