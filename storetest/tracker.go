@@ -78,12 +78,10 @@ func (c *cluster) start(run bool) *instance {
 			c.mu.Lock()
 			c.reported[o.ClientReference] = append(c.reported[o.ClientReference], o)
 			c.mu.Unlock()
-			select {
-			case c.progress <- struct{}{}:
-			default:
-			}
+			progressed(c.progress)
 			return nil
 		},
+		Observer: progressObserver(c.progress),
 	})
 	h := tr.Handler(billing.WithStatusCheckConfirmation(c.client))
 	endpoint := httptest.NewServer(h)
@@ -105,9 +103,28 @@ func (c *cluster) start(run bool) *instance {
 	return in
 }
 
+// progressed says, without waiting, that an instance did something.
+func progressed(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// progressObserver says progress on every callback, status check and settle of a
+// Tracker, so that a harness waiting for quiet sees work under way between reports.
+type progressObserver chan struct{}
+
+func (p progressObserver) CallbackReceived(context.Context, billing.Event) { progressed(p) }
+func (p progressObserver) StatusChecked(context.Context, billing.Kind, string, *billing.Outcome, error) {
+	progressed(p)
+}
+func (p progressObserver) OutcomeSettled(context.Context, *billing.Outcome) { progressed(p) }
+
 // advanceUntil moves the sandbox clock a step at a time until done holds. Between steps
 // it lets the instances' Runs, which act on goroutines of their own, finish what the
-// last step woke: it waits until no outcome has been reported for a moment.
+// last step woke: it waits until no instance has received a callback, asked a status
+// check, settled or reported an outcome for a moment.
 func (c *cluster) advanceUntil(step time.Duration, steps int, done func() bool) {
 	settle := func() {
 		for !done() {
@@ -378,12 +395,10 @@ func testCheckoutAcrossARestart(t *testing.T, store billing.Store, wire billingt
 				mu.Lock()
 				defer mu.Unlock()
 				reported[o.ClientReference] = append(reported[o.ClientReference], o)
-				select {
-				case progress <- struct{}{}:
-				default:
-				}
+				progressed(progress)
 				return nil
 			},
+			Observer: progressObserver(progress),
 		})
 		h := tr.Handler()
 		current.Store(&h)
@@ -418,7 +433,7 @@ func testCheckoutAcrossARestart(t *testing.T, store billing.Store, wire billingt
 		return len(reported["shopHook"]) > 0 && len(reported["shopLost"]) > 0
 	}
 	// Run acts on goroutines of its own: after each step of the clock, give it until
-	// nothing has been reported for a moment.
+	// it has done nothing for a moment.
 	quiet := func() {
 		for {
 			select {
