@@ -481,9 +481,6 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// settledOutcome is the Outcome an Await of kind returns for a settlement, its Event
-// derived from its own fields: whatever a store kept or parsed, nothing of a callback
-// reaches merchant code.
 // awaitAnswer is what Await answers from the entry of its key without waiting: the
 // final outcome when the key holds one of the kind asked, or an error when it holds no
 // movement of that kind (ErrForgotten for a movement forgotten after Retention, even
@@ -505,6 +502,9 @@ func awaitAnswer(e Entry, kind Kind, clientReference string) (o *Outcome, done b
 	return nil, false, nil
 }
 
+// settledOutcome is the Outcome an Await of kind returns for a settlement, its Event
+// derived from its own fields: whatever a store kept or parsed, nothing of a callback
+// reaches merchant code.
 func settledOutcome(s *Settlement, kind Kind) *Outcome {
 	o := s.Outcome
 	o.Kind, o.ClientReference, o.ID = cmp.Or(kind, o.Kind), s.Key.ClientReference, s.ID
