@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,7 +117,9 @@ func (b *batcher[T, R]) drain() {
 }
 
 // next takes the next batch from the queue: at most maxBatch writes, one per key, of
-// callers still waiting. It ends the lane when it finds none.
+// callers still waiting, in the order of their keys, so that the statements of all
+// batches, of every lane and every instance, take their rows' locks in one order and
+// never deadlock. It ends the lane when it finds none.
 func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -141,6 +144,7 @@ func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	} else {
 		b.lastStart = time.Now()
 	}
+	slices.SortFunc(batch, func(x, y *batchWrite[T, R]) int { return strings.Compare(b.key(x.item), b.key(y.item)) })
 	return batch
 }
 

@@ -191,7 +191,10 @@ func TestBatchedWriteBesideASilentConnection(t *testing.T) {
 	heldCtx, giveUp := context.WithCancel(ctx)
 	held := make(chan error, 1)
 	go func() { _, _, err := s.Settle(heldCtx, keys["heldA"], outcome, nil); held <- err }()
-	for pgstore.SettleLanes(s) == 0 {
+	for { // until its statement has taken it, and the silent connection with it
+		if lanes, queued := pgstore.SettleLanes(s); lanes == 1 && queued == 0 && db.Stats().InUse == 1 {
+			break
+		}
 		runtime.Gosched()
 	}
 	bound, cancel := context.WithTimeout(ctx, 20*time.Second) // a bound on a failure, not a timing
@@ -209,5 +212,58 @@ func TestBatchedWriteBesideASilentConnection(t *testing.T) {
 	}
 	if _, changed, err := s.Settle(ctx, keys["heldA"], outcome, nil); err != nil || !changed {
 		t.Fatalf("the held write made again = %v, %v", changed, err)
+	}
+}
+
+// Two instances settling the same movements at once, their writes queued in opposite
+// orders, each in shared statements: every write succeeds, each movement holds the one
+// outcome, and neither statement waits on the other's locks in a cycle (the batches go
+// in their keys' order).
+func TestBatchedWritesOfTwoInstancesOnTheSameRows(t *testing.T) {
+	db, schema := freshSchemaNamed(t)
+	a, b := newTestStore(t, db), newTestStore(t, openSchema(t, schema))
+	ctx := context.Background()
+	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	const n = 100
+	keys := make([]billing.MovementKey, n)
+	for i := range n {
+		m := billing.Movement{Kind: billing.KindReceive, ClientReference: fmt.Sprintf("both%03d", i), Amount: 100,
+			Currency: "GHS", StartedAt: t0, Deadline: t0.Add(time.Minute)}
+		if _, _, err := a.Track(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = m.Key()
+	}
+	outcome := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: 100,
+		Currency: "GHS", At: t0.Add(time.Second)}
+	errs := make([]error, 2*n)
+	var wg sync.WaitGroup
+	queue := func(s *pgstore.Store, queued func() int, order func(i int) int, at int) {
+		for i := range n {
+			wg.Add(1)
+			k := order(i)
+			go func() { defer wg.Done(); _, _, errs[at+k] = s.Settle(ctx, keys[k], outcome, nil) }()
+			for queued() < i+1 { // one at a time, in this order
+				runtime.Gosched()
+			}
+		}
+	}
+	queuedA, releaseA := pgstore.HoldBatches(a)
+	queuedB, releaseB := pgstore.HoldBatches(b)
+	queue(a, queuedA, func(i int) int { return i }, 0)
+	queue(b, queuedB, func(i int) int { return n - 1 - i }, n)
+	releaseA()
+	releaseB()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	for _, k := range keys {
+		e, err := a.Get(ctx, k)
+		if err != nil || e.Final == nil || !e.Final.Outcome.Succeeded() || e.Final.Outcome.Amount != 100 {
+			t.Fatalf("%s: %+v, %v", k.ClientReference, e.Final, err)
+		}
 	}
 }

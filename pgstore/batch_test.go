@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +87,9 @@ func TestBatcherSharesStatements(t *testing.T) {
 	for _, batch := range l.batches {
 		if len(batch) > maxBatch {
 			t.Fatalf("a statement of %d writes, more than %d", len(batch), maxBatch)
+		}
+		if !slices.IsSortedFunc(batch, func(x, y int) int { return strings.Compare(b.key(x), b.key(y)) }) {
+			t.Fatalf("a statement's writes out of their keys' order, which would lock rows in another order than the next: %v", batch)
 		}
 		keys := map[int]bool{}
 		for _, v := range batch {

@@ -43,9 +43,10 @@ func SetBatchStall(s *Store, d time.Duration) {
 	s.reports.stall = d
 }
 
-// SettleLanes counts the lanes of Settle's batched writes under way.
-func SettleLanes(s *Store) int {
+// SettleLanes counts the lanes of Settle's batched writes under way, and the writes
+// waiting for one.
+func SettleLanes(s *Store) (lanes, queued int) {
 	s.firsts.mu.Lock()
 	defer s.firsts.mu.Unlock()
-	return s.firsts.running
+	return s.firsts.running, len(s.firsts.queue)
 }
