@@ -399,78 +399,105 @@ func moneyCellUnderRequestFault(t *testing.T, call moneyCall, fails bool, rf req
 	}
 }
 
-// Two faults in a row on a money call's route, every ordered pair of the matrix's
-// request faults, for every call that succeeds or fails: whatever the first answer made
-// the SDK do (send again after a 429, or not), at most one movement is made, a definite
-// failure still means nothing moved, and the Tracker resolves the truth. A rate limiter
-// that let the first request through and answers the re-send 429 as well is one such
-// pair.
-func TestFaultPairsMoneyMovements(t *testing.T) {
+// Faults in a row on a money call's route: every sequence of the matrix's request
+// faults, one on each attempt, up to three, that the SDK can meet, for every call that
+// succeeds or fails. A sequence grows only where the SDK sends again after its last
+// fault (found by probing with a harmless fault, not listed), and each is met by a
+// client whose attempts end with it, so that its last fault answers the call. Whatever
+// the answers made the SDK do, at most one movement is made, a definite failure still
+// means nothing moved, and the Tracker resolves the truth. A rate limiter that let the
+// first request through and answers the re-send 429 as well is one such sequence.
+func TestFaultSequencesMoneyMovements(t *testing.T) {
 	var faults []requestFault
 	for _, rf := range requestFaults {
 		if rf.fault.Kind != "" && rf.timeout == 0 && rf.target == "" {
 			faults = append(faults, rf)
 		}
 	}
+	const longest = 3
 	cells := 0
 	for _, call := range moneyCalls {
 		for _, fails := range []bool{false, true} {
 			if fails && !call.canFail {
 				continue
 			}
-			for _, first := range faults {
-				if !resendsAfter(t, call, fails, first.fault) {
-					continue // a second answer never comes: the matrix has the cell
-				}
-				for _, second := range faults {
-					if (first.resendMeetsDuplicate || second.resendMeetsDuplicate) && call.kind == "" {
-						continue // checkout sessions are not deduplicated by client reference
+			// Prefixes after which the SDK sends again, one fault longer each round.
+			prefixes := [][]requestFault{nil}
+			for length := 1; length <= longest; length++ {
+				var next [][]requestFault
+				for _, prefix := range prefixes {
+					for _, last := range faults {
+						seq := append(slices.Clone(prefix), last)
+						if call.kind == "" && slices.ContainsFunc(seq, func(rf requestFault) bool { return rf.resendMeetsDuplicate }) {
+							continue // checkout sessions are not deduplicated by client reference
+						}
+						if length > 1 { // a single fault is the matrix's cell
+							cells++
+							t.Run(sequenceName(call, fails, seq), func(t *testing.T) {
+								t.Parallel()
+								moneyCellUnderFaults(t, call, fails, seq)
+							})
+						}
+						if length < longest && resendsAfter(t, call, fails, seq) {
+							next = append(next, seq)
+						}
 					}
-					cells++
-					name := fmt.Sprintf("%s/%s/%s, then %s", call.name, pick(fails, "succeeds", "fails"), first.name, second.name)
-					t.Run(name, func(t *testing.T) {
-						t.Parallel()
-						moneyCellUnderFaultPair(t, call, fails, first.fault, second.fault)
-					})
 				}
+				prefixes = next
 			}
 		}
 	}
-	t.Logf("%d cells of (call, outcome, first fault, second fault)", cells)
+	t.Logf("%d cells of (call, outcome, faults of 2 or 3 attempts)", cells)
 }
 
-// underFaultPair makes call with first on its first request and second on its second,
-// through a client of two attempts in all, so that the second answer is the last: a
-// client that sends again only once more, or the last two of more attempts.
-func underFaultPair(t *testing.T, call moneyCall, fails bool, first, second billingtest.Fault) (*faultyMerchant, error) {
+func sequenceName(call moneyCall, fails bool, seq []requestFault) string {
+	names := make([]string, len(seq))
+	for i, rf := range seq {
+		names[i] = rf.name
+	}
+	return fmt.Sprintf("%s/%s/%s", call.name, pick(fails, "succeeds", "fails"), strings.Join(names, ", then "))
+}
+
+// underFaults makes call with the i-th fault of seq on its i-th request, through a
+// client of as many attempts as seq has faults, so that the last answers the call.
+func underFaults(t *testing.T, call moneyCall, fails bool, seq []billingtest.Fault) (*faultyMerchant, error) {
 	m := newFaultyMerchant(t)
 	if call.prepare != nil {
 		call.prepare(t, m)
 	}
 	if call.kind != "" {
-		require.NoError(t, m.tracker.Track(context.Background(), call.kind, pairRef))
+		require.NoError(t, m.tracker.Track(context.Background(), call.kind, sequenceRef))
 	}
-	first.Route, first.Nth = call.route, 1
-	second.Route, second.Nth = call.route, 2
-	m.srv.InjectFault(first)
-	m.srv.InjectFault(second)
-	client := m.srv.Client(billing.WithRetry(2, time.Millisecond, time.Millisecond))
-	return m, call.run(context.Background(), client, m, pairRef, fails)
+	for i, f := range seq {
+		f.Route, f.Nth = call.route, i+1
+		m.srv.InjectFault(f)
+	}
+	client := m.srv.Client(billing.WithRetry(len(seq), time.Millisecond, time.Millisecond))
+	return m, call.run(context.Background(), client, m, sequenceRef, fails)
 }
 
-const pairRef = "pair1"
+const sequenceRef = "sequence1"
 
-// resendsAfter reports whether the SDK sends call again after first answers it: a
-// harmless second fault fires only then.
-func resendsAfter(t *testing.T, call moneyCall, fails bool, first billingtest.Fault) bool {
-	m, _ := underFaultPair(t, call, fails, first, billingtest.Fault{Kind: billingtest.FaultLatency, Latency: time.Millisecond})
-	return m.srv.FaultsFired() == 2
+func faultsOf(seq []requestFault) []billingtest.Fault {
+	out := make([]billingtest.Fault, len(seq))
+	for i, rf := range seq {
+		out[i] = rf.fault
+	}
+	return out
 }
 
-func moneyCellUnderFaultPair(t *testing.T, call moneyCall, fails bool, first, second billingtest.Fault) {
-	m, err := underFaultPair(t, call, fails, first, second)
-	require.Equal(t, 2, m.srv.FaultsFired(), "both faults hit the call")
-	const ref = pairRef
+// resendsAfter reports whether the SDK sends call again after the faults of seq answer
+// it: a harmless fault after them fires only then.
+func resendsAfter(t *testing.T, call moneyCall, fails bool, seq []requestFault) bool {
+	probe := append(faultsOf(seq), billingtest.Fault{Kind: billingtest.FaultLatency, Latency: time.Millisecond})
+	m, _ := underFaults(t, call, fails, probe)
+	return m.srv.FaultsFired() == len(probe)
+}
+
+func moneyCellUnderFaults(t *testing.T, call moneyCall, fails bool, seq []requestFault) {
+	m, err := underFaults(t, call, fails, faultsOf(seq))
+	require.Equal(t, len(seq), m.srv.FaultsFired(), "every fault hit the call")
+	const ref = sequenceRef
 	movements := m.srv.Movements(ref)
 	require.LessOrEqual(t, movements, 1, "movements recorded for the reference")
 	checkMoneyAnswer(t, err, ref, movements)
