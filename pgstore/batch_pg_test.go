@@ -33,6 +33,25 @@ func heldBatch(t *testing.T, s *pgstore.Store, n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// batchStart is when the movements of the batched-write tests start.
+var batchStart = time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+
+// trackMany tracks n movements of kind for 100 GHS, their references ref (a format of
+// their index), and returns their keys.
+func trackMany(t *testing.T, s *pgstore.Store, kind billing.Kind, ref string, n int) []billing.MovementKey {
+	t.Helper()
+	keys := make([]billing.MovementKey, n)
+	for i := range n {
+		m := billing.Movement{Kind: kind, ClientReference: fmt.Sprintf(ref, i), Amount: 100, Currency: "GHS",
+			StartedAt: batchStart, Deadline: batchStart.Add(time.Minute)}
+		if _, _, err := s.Track(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = m.Key()
+	}
+	return keys
+}
+
 // Settles and reports made in shared statements write what the memory store writes one
 // by one, for every sequence of TestSettleMergesAsTheMemoryStore: at each step, every
 // movement's outcome is settled at once, a first outcome going in the shared insert and
@@ -124,21 +143,12 @@ func TestBatchedWritesAsTheMemoryStore(t *testing.T) {
 func TestBatchedWriteRefusedAlone(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 	const n, bad = 20, 7
-	keys := make([]billing.MovementKey, n)
-	for i := range n {
-		m := billing.Movement{Kind: billing.KindSend, ClientReference: fmt.Sprintf("alone%d", i), Amount: 100,
-			Currency: "GHS", StartedAt: t0, Deadline: t0.Add(time.Minute)}
-		if _, _, err := s.Track(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		keys[i] = m.Key()
-	}
+	keys := trackMany(t, s, billing.KindSend, "alone%d", n)
 	errs := make([]error, n)
 	heldBatch(t, s, n, func(i int) {
 		o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck,
-			TransactionID: fmt.Sprintf("tx%d", i), Amount: 100, Currency: "GHS", At: t0.Add(time.Second)}
+			TransactionID: fmt.Sprintf("tx%d", i), Amount: 100, Currency: "GHS", At: batchStart.Add(time.Second)}
 		if i == bad {
 			o.TransactionID = "tx\x00" // PostgreSQL's text holds no NUL
 		}
@@ -174,18 +184,10 @@ func TestBatchedWriteBesideASilentConnection(t *testing.T) {
 	s := newTestStore(t, db)
 	pgstore.SetBatchStall(s, 0) // another lane as soon as one statement is under way
 	ctx := context.Background()
-	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
-	keys := map[string]billing.MovementKey{}
-	for _, ref := range []string{"heldA", "besideB"} {
-		m := billing.Movement{Kind: billing.KindSend, ClientReference: ref, Amount: 100, Currency: "GHS",
-			StartedAt: t0, Deadline: t0.Add(time.Minute)}
-		if _, _, err := s.Track(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		keys[ref] = m.Key()
-	}
+	tracked := trackMany(t, s, billing.KindSend, "silent%d", 2)
+	keys := map[string]billing.MovementKey{"heldA": tracked[0], "besideB": tracked[1]}
 	outcome := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: 100,
-		Currency: "GHS", At: t0.Add(time.Second)}
+		Currency: "GHS", At: batchStart.Add(time.Second)}
 
 	proxy.FreezeOpen() // the pool's idle connection goes silent
 	heldCtx, giveUp := context.WithCancel(ctx)
@@ -223,19 +225,10 @@ func TestBatchedWritesOfTwoInstancesOnTheSameRows(t *testing.T) {
 	db, schema := freshSchemaNamed(t)
 	a, b := newTestStore(t, db), newTestStore(t, openSchema(t, schema))
 	ctx := context.Background()
-	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 	const n = 100
-	keys := make([]billing.MovementKey, n)
-	for i := range n {
-		m := billing.Movement{Kind: billing.KindReceive, ClientReference: fmt.Sprintf("both%03d", i), Amount: 100,
-			Currency: "GHS", StartedAt: t0, Deadline: t0.Add(time.Minute)}
-		if _, _, err := a.Track(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		keys[i] = m.Key()
-	}
+	keys := trackMany(t, a, billing.KindReceive, "both%03d", n)
 	outcome := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: 100,
-		Currency: "GHS", At: t0.Add(time.Second)}
+		Currency: "GHS", At: batchStart.Add(time.Second)}
 	errs := make([]error, 2*n)
 	var wg sync.WaitGroup
 	queue := func(s *pgstore.Store, queued func() int, order func(i int) int, at int) {
