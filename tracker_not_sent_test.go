@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -11,21 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// refusedAddress returns a loopback address nothing listens on: a dial to it fails.
-func refusedAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
-}
-
 // A money movement whose connection could never be made surely never reached the
 // service: its error matches ErrNotSent (not ErrOutcomeUnknown), and the Tracker
 // releases the movement it tracked, so its reference is free again.
 func TestASendWhoseConnectionFailedIsNotSentAndReleased(t *testing.T) {
-	c, err := NewClient(WithBaseURL("http://"+refusedAddress(t)), WithClientCredentials("id", "secret"),
+	c, err := NewClient(WithBaseURL("http://"+deadAddress(t)), WithClientCredentials("id", "secret"),
 		WithRetry(2, time.Millisecond, time.Millisecond))
 	require.NoError(t, err)
 	tr := NewTracker(c, TrackerOptions{Clock: newFakeClock()})
