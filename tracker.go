@@ -273,8 +273,9 @@ func (t *Tracker) trackSame(ctx context.Context, kind Kind, clientReference stri
 	if err != nil || created {
 		return err
 	}
+	// track refused another kind already; the amount and currency are left.
 	differs := func(a, b int64) bool { return a != 0 && b != 0 && a != b }
-	if m.Kind != kind || differs(m.Amount, amount.Amount) ||
+	if differs(m.Amount, amount.Amount) ||
 		(m.Currency != "" && amount.Currency != "" && !strings.EqualFold(m.Currency, amount.Currency)) {
 		return fmt.Errorf("%w: %q is tracked as another movement (%s %s), not %s %s", ErrAlreadyTracked, clientReference,
 			m.Kind, Money{m.Amount, m.Currency}, kind, amount)
@@ -292,17 +293,12 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 	if _, err := KeyOf(kind, clientReference); err != nil {
 		return Movement{}, false, err
 	}
-	// refused says why an outcome the key holds, untracked, is not this movement's.
+	// refused says why what the key holds is not this movement.
 	refused := func(e Entry) error {
-		switch {
-		case e.Tracked:
-			return nil
-		case e.Forgotten:
-			return forgottenError(kind, clientReference)
-		case settledAsOther(e.Final, kind):
-			// Another kind's movement under this reference was settled already.
-			return fmt.Errorf("%w: %q is settled as a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind)
-		case sending && e.Final != nil:
+		if err := heldAsOther(e, kind, clientReference); err != nil {
+			return err
+		}
+		if sending && !e.Tracked && e.Final != nil {
 			return fmt.Errorf("%w: %q has an outcome already, another movement's", ErrAlreadyTracked, clientReference)
 		}
 		return nil
@@ -340,7 +336,7 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		}
 	}
 	t.purgeOwn(ctx)
-	if !created && m.Kind != kind {
+	if !created && m.Kind != kind { // tracked by another instance between the read and Track
 		return Movement{}, false, fmt.Errorf("%w: %q is another movement's", ErrAlreadyTracked, clientReference)
 	}
 	return m, created, nil
@@ -481,22 +477,31 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
+// heldAsOther says why the entry of a key holds no movement of kind, for Track and
+// Await alike: ErrForgotten for a movement forgotten after Retention (even with an
+// outcome kept beside its tombstone since), ErrAlreadyTracked for a movement tracked, or
+// an outcome settled, as another kind sharing its callback. Nil when it may be kind's.
+func heldAsOther(e Entry, kind Kind, clientReference string) error {
+	switch {
+	case e.Forgotten:
+		return forgottenError(kind, clientReference)
+	case e.Tracked && e.Movement.Kind != kind:
+		return fmt.Errorf("%w: %q is tracked as a %s, not a %s", ErrAlreadyTracked, clientReference, e.Movement.Kind, kind)
+	case !e.Tracked && settledAsOther(e.Final, kind):
+		return fmt.Errorf("%w: %q is settled as a %s, not a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind, kind)
+	}
+	return nil
+}
+
 // awaitAnswer is what Await answers from the entry of its key without waiting: the
-// final outcome when the key holds one of the kind asked, or an error when it holds no
-// movement of that kind (ErrForgotten for a movement forgotten after Retention, even
-// with an outcome kept beside its tombstone since; ErrAlreadyTracked for a movement
-// tracked, or an outcome settled, as another kind sharing its callback), with no
+// final outcome when the key holds one of the kind asked, or heldAsOther's error with no
 // outcome: another movement's is never told as the one asked. done is false when Await
 // must wait.
 func awaitAnswer(e Entry, kind Kind, clientReference string) (o *Outcome, done bool, err error) {
-	switch {
-	case e.Forgotten:
-		return nil, true, forgottenError(kind, clientReference)
-	case e.Tracked && e.Movement.Kind != kind:
-		return nil, true, fmt.Errorf("%w: %q is tracked as a %s, not a %s", ErrAlreadyTracked, clientReference, e.Movement.Kind, kind)
-	case !e.Tracked && settledAsOther(e.Final, kind):
-		return nil, true, fmt.Errorf("%w: %q is settled as a %s, not a %s", ErrAlreadyTracked, clientReference, e.Final.Outcome.Kind, kind)
-	case e.Final != nil:
+	if err := heldAsOther(e, kind, clientReference); err != nil {
+		return nil, true, err
+	}
+	if e.Final != nil {
 		return settledOutcome(e.Final, kind), true, nil
 	}
 	return nil, false, nil
