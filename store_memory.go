@@ -107,8 +107,9 @@ type MemoryStoreOptions struct {
 // not kept), callback dedupe records already handled (their redelivery is handled
 // again), then settled movements already reported or never tracked (a later Await of
 // a reported one answers ErrForgotten, as after Retention, while its tombstone is
-// kept: for the MaxMovements movements forgotten last). It never forgets a movement pending or unreported:
-// Track, Settle or BeginCallback answers ErrStoreFull instead, and nothing is recorded.
+// kept: for the MaxMovements movements forgotten last). It never forgets a movement
+// pending or unreported: Track, Settle or BeginCallback answers ErrStoreFull instead,
+// and nothing is recorded.
 // An outcome's Event whose JSON encoding is larger than MaxEventBytes is not kept
 // (Outcome.Event nil), as no callback body can carry it.
 func NewMemoryStoreWithOptions(opts MemoryStoreOptions) Store {
@@ -126,19 +127,18 @@ func newMemoryStore(maxEntries, maxBytes int) *memoryStore {
 		maxBytes = DefaultMaxBytes
 	}
 	return &memoryStore{
-		maxEntries: maxEntries,
-		maxBytes:   maxBytes,
-		entries:    make(map[MovementKey]*memEntry),
-		byID:       make(map[string]*memEntry),
-		due:        entryHeap{at: dueAt, idx: func(e *memEntry) *int { return &e.dueIdx }},
-		reports:    entryHeap{at: func(e *memEntry) time.Time { return e.reportUntil }, idx: func(e *memEntry) *int { return &e.reportIdx }},
-		idle:       list.New(),
-		dedupe:     make(map[string]*memDedupe),
-		dedupeDone: list.New(),
-		bodies:     make(map[MovementKey][]*memBody),
-		bodyOrder:  list.New(),
-		forgotten:  make(map[MovementKey]*list.Element),
-
+		maxEntries:     maxEntries,
+		maxBytes:       maxBytes,
+		entries:        make(map[MovementKey]*memEntry),
+		byID:           make(map[string]*memEntry),
+		due:            entryHeap{at: dueAt, idx: func(e *memEntry) *int { return &e.dueIdx }},
+		reports:        entryHeap{at: func(e *memEntry) time.Time { return e.reportUntil }, idx: func(e *memEntry) *int { return &e.reportIdx }},
+		idle:           list.New(),
+		dedupe:         make(map[string]*memDedupe),
+		dedupeDone:     list.New(),
+		bodies:         make(map[MovementKey][]*memBody),
+		bodyOrder:      list.New(),
+		forgotten:      make(map[MovementKey]*list.Element),
 		forgottenOrder: list.New(),
 	}
 }
