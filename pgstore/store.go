@@ -303,7 +303,7 @@ func (s *Store) track(ctx context.Context, m billing.Movement, fresh bool) (bill
 				(callback_kind, client_reference, kind, started_at, deadline, next_check_at,
 				 asked_amount, asked_currency, caller_started_at)
 			SELECT $2, $3, $4, {t1}, {t5}, {t5}, $6, $7, $1
-			WHERE NOT EXISTS (SELECT 1 FROM billing_forgotten f WHERE f.callback_kind = $2 AND f.client_reference = $3)
+			WHERE NOT `+tombstoneExists+`
 			ON CONFLICT (callback_kind, client_reference) DO UPDATE
 				SET kind = EXCLUDED.kind, started_at = EXCLUDED.started_at, deadline = EXCLUDED.deadline,
 					next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL,
@@ -352,7 +352,7 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 	}
 	var forgotten bool
 	// One row whether or not the key has a movement: a tombstone may say it had one.
-	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`SELECT `+forgottenColumn+`, `+movementColumns+`
+	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`SELECT `+tombstoneExists+`, `+movementColumns+`
 		FROM (SELECT) AS one LEFT JOIN billing_movements ON callback_kind = $2 AND client_reference = $3`),
 		s.now(), key.Callback, key.ClientReference), []any{&forgotten}})
 	if err != nil {
@@ -362,8 +362,8 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 	return e, nil
 }
 
-// forgottenColumn says whether Purge left a tombstone for the key ($2, $3).
-const forgottenColumn = `EXISTS (SELECT 1 FROM billing_forgotten f WHERE f.callback_kind = $2 AND f.client_reference = $3)`
+// tombstoneExists says whether Purge left a tombstone for the key ($2, $3).
+const tombstoneExists = `EXISTS (SELECT 1 FROM billing_forgotten f WHERE f.callback_kind = $2 AND f.client_reference = $3)`
 
 // Settle records the final outcome o of key by storekit.MergeOutcome's rules. The first
 // final outcome of a movement, the usual case, is written by a statement that writes it
