@@ -10,7 +10,7 @@ import (
 )
 
 // Mandate states (decided: CANCELLED after a cancel, FAILED when the customer
-// refuses; README "The sandbox").
+// refuses; docs/sandbox.md "Decisions: the whole service").
 const (
 	mandatePending   = "PENDING"
 	mandateApproved  = "APPROVED"

@@ -10,7 +10,7 @@ import (
 
 // Checkout payment statuses. The spec shows PENDING and SUCCEEDED and names
 // no other; FAILED is the sandbox's name for a declined session and for one
-// that expired unpaid (README "The sandbox").
+// that expired unpaid (docs/sandbox.md "Decisions: the whole service").
 const (
 	checkoutPending   = "PENDING"
 	checkoutSucceeded = "SUCCEEDED"
