@@ -83,7 +83,7 @@ var specShapes = shapes{
 	chargeAccepted:   specChargeAccepted,
 	mandateCreated:   mandateCreated,
 	otpVerified:      otpVerified,
-	mandateRenewed:   func(m *mandate) any { return mandateRenewed(m, true) },
+	mandateRenewed:   mandateRenewed,
 	mandateCancelled: specMandateCancelled,
 	receiveStatus:    func(r *receipt) any { return specCollectionStatus(r.movement, r.Currency, "MOBILE_MONEY", minorUnits) },
 	sendStatus:       specSendStatus,

@@ -17,9 +17,9 @@ var providerShapes = shapes{
 	// The provider names the recipient only once its name check has answered.
 	bankAccepted:   func(p *payout, _ *string) any { return providerPayoutAccepted(p) },
 	chargeAccepted: func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
-	mandateCreated: mandateCreated,
-	otpVerified:    otpVerified,
-	mandateRenewed: func(m *mandate) any { return mandateRenewed(m, false) },
+	mandateCreated: func(m *mandate) any { return providerMandateAnswer(m, mandateCreatedMessage) },
+	otpVerified:    providerOTPVerified,
+	mandateRenewed: func(m *mandate) any { return providerMandateAnswer(m, mandateRenewedMessage) },
 	// The provider answers a cancel with data true, naming no mandate.
 	mandateCancelled: func(*mandate) any {
 		return flowBody(familyCamel, CodePreapprovalOK, "the mandate was cancelled", true)
@@ -33,7 +33,7 @@ var providerShapes = shapes{
 	payoutCallback: func(m *movement, description, recipient string) any {
 		return payoutCallbackOf(m, description, recipient, cedis, providerFee(m))
 	},
-	mandateCallback: func(m *mandate, at time.Time) any { return mandateCallbackOf(m, at, providerTime) },
+	mandateCallback: providerMandateCallback,
 	checkoutWebhook: providerCheckoutWebhook,
 }
 
@@ -115,19 +115,73 @@ type providerMandateStatusBody struct {
 	Data    providerMandateStatusData `json:"data"`
 }
 
+// providerMandateStatusData names the mandate's id hubtelPreapprovalId, with a
+// lower-case a, as the provider's status answer alone does.
 type providerMandateStatusData struct {
-	CustomerMsisdn       string `json:"customerMsisdn"`
-	VerificationType     string `json:"verificationType"`
-	PreapprovalStatus    string `json:"preapprovalStatus"`
-	ServicePreapprovalID string `json:"servicePreapprovalId"`
-	ClientReferenceID    string `json:"clientReferenceId"`
-	CreatedAt            string `json:"createdAt"`
+	CustomerMsisdn      string `json:"customerMsisdn"`
+	VerificationType    string `json:"verificationType"`
+	PreapprovalStatus   string `json:"preapprovalStatus"`
+	HubtelPreapprovalID string `json:"hubtelPreapprovalId"`
+	ClientReferenceID   string `json:"clientReferenceId"`
+	CreatedAt           string `json:"createdAt"`
 }
 
 func providerMandateStatus(m *mandate) any {
 	return providerMandateStatusBody{Message: "Success", Code: CodePreapprovalOK, Data: providerMandateStatusData{
 		CustomerMsisdn: m.Msisdn, VerificationType: m.VerificationType, PreapprovalStatus: m.Status,
-		ServicePreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: providerTime(m.CreatedAt.Time)}}
+		HubtelPreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: providerTime(m.CreatedAt.Time)}}
+}
+
+// The provider names a mandate's id after its brand, in three casings (its
+// samples in provider-wire/): hubtelPreApprovalId in the initiate, verify-OTP
+// and reactivate answers and in the verify-OTP request, hubtelPreapprovalId in
+// the status answer, HubtelPreapprovalId in the callback. The spec's wire
+// writes servicePreApprovalId throughout.
+const providerPreApprovalIDKey = "hubtelPreApprovalId"
+
+// providerMandateView is the data of the provider's initiate and reactivate
+// answers: the spec's mandateView under the provider's name of the id, and no
+// MSISDN.
+type providerMandateView struct {
+	HubtelPreApprovalID string  `json:"hubtelPreApprovalId"`
+	ClientReferenceID   string  `json:"clientReferenceId"`
+	VerificationType    string  `json:"verificationType"`
+	OTPPrefix           *string `json:"otpPrefix"`
+	PreapprovalStatus   string  `json:"preapprovalStatus"`
+}
+
+// providerMandateAnswer answers an initiate or a reactivate on the provider's wire.
+func providerMandateAnswer(m *mandate, message string) any {
+	return flowBody(familyCamel, CodePreapprovalOK, message, providerMandateView{HubtelPreApprovalID: m.ID,
+		ClientReferenceID: m.ClientReference, VerificationType: m.VerificationType, OTPPrefix: m.OTPPrefix, PreapprovalStatus: m.Status})
+}
+
+// providerOTPVerified answers a right OTP on the provider's wire.
+func providerOTPVerified(m *mandate) any {
+	return flowBody(familyCamel, CodePreapprovalOK, otpVerifiedMessage, struct {
+		HubtelPreApprovalID string `json:"hubtelPreApprovalId"`
+		PreapprovalStatus   string `json:"preapprovalStatus"`
+	}{m.ID, m.Status})
+}
+
+// providerMandateCallbackBody is the provider's mandate callback: the spec's
+// keys, the id as HubtelPreapprovalId.
+type providerMandateCallbackBody struct {
+	CustomerMsisdn      string `json:"CustomerMsisdn"`
+	VerificationType    string `json:"VerificationType"`
+	PreapprovalStatus   string `json:"PreapprovalStatus"`
+	HubtelPreapprovalID string `json:"HubtelPreapprovalId"`
+	ClientReferenceID   string `json:"ClientReferenceId"`
+	CreatedAt           string `json:"CreatedAt"`
+}
+
+// providerMandateCallback is the callback of m's answer at at, dated with 7
+// fractional digits.
+func providerMandateCallback(m *mandate, at time.Time) any {
+	cb := mandateCallbackOf(m, at, providerTime)
+	return providerMandateCallbackBody{CustomerMsisdn: cb.CustomerMsisdn, VerificationType: cb.VerificationType,
+		PreapprovalStatus: cb.PreapprovalStatus, HubtelPreapprovalID: cb.ServicePreapprovalID, ClientReferenceID: cb.ClientReferenceID,
+		CreatedAt: cb.CreatedAt}
 }
 
 // providerTransactionCallback is the provider's collection callback: the

@@ -170,7 +170,7 @@ func providerFlow(t *testing.T) map[string][]byte {
 	serve(t, s, http.MethodPost, "/v1/mandates", basicHeader, mandateBody("mfail", "233241230009", mtnDebit, callbacks+"/mfail"))
 	rec := serve(t, s, http.MethodPost, "/v1/mandates", basicHeader, mandateBody("motp", "233201234567", vodafoneDebit, callbacks+"/motp"))
 	body(rec, "preapproval_initiate_otp.json")
-	id := str(t, object(t, object(t, got["preapproval_initiate_otp.json"])["data"])["servicePreApprovalId"])
+	id := str(t, object(t, object(t, got["preapproval_initiate_otp.json"])["data"])["hubtelPreApprovalId"])
 	body(serve(t, s, http.MethodPost, "/v1/mandates/verifyotp", basicHeader,
 		`{"customerMsisdn":"233201234567","servicePreApprovalId":"`+id+`","clientReferenceId":"motp","otpCode":"`+s.SMS("233201234567")[0]+`"}`),
 		"preapproval_verifyotp.json")
