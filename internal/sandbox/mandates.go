@@ -33,6 +33,9 @@ var mandateChannels = map[string]string{
 
 var mandateChannelNames = []string{"mtn-gh-direct-debit", "vodafone-gh-direct-debit"}
 
+// debitNetworks are the networks whose wallets the direct-debit channels draw on.
+var debitNetworks = map[string]string{"mtn-gh-direct-debit": "MTN", "vodafone-gh-direct-debit": "TELECEL"}
+
 // mandate is a direct-debit pre-approval.
 type mandate struct {
 	ID               string // servicePreApprovalId
@@ -507,7 +510,10 @@ func (s *Server) charge(w http.ResponseWriter, f *fields) {
 	c := &charge{Description: description}
 	m := &movement{Movement: Movement{Kind: string(kindDirectDebit), ClientReference: reference, TransactionID: newReference(),
 		Amount: amount, Fee: flatCharge}, callbackURL: callbackURL}
-	m.callback = func() any { return s.shapes.transactionCallback(m, m.ClientReference, c.Description, m.TransactionID) }
+	network := debitNetworks[channel]
+	m.callback = func() any {
+		return s.shapes.transactionCallback(m, m.ClientReference, c.Description, m.TransactionID, network)
+	}
 	c.movement = m
 	o := collectionOutcomes.of(msisdn)
 	if amount <= flatCharge && o.refuse == "" {

@@ -611,7 +611,7 @@ func transactionCallbackOf(m *movement, clientReference, description, orderID st
 	return cb
 }
 
-func specTransactionCallback(m *movement, clientReference, description, orderID string) any {
+func specTransactionCallback(m *movement, clientReference, description, orderID, _ string) any {
 	return transactionCallbackOf(m, clientReference, description, orderID, twoDecimals)
 }
 
