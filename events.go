@@ -271,9 +271,11 @@ type MandateCallback struct {
 	CustomerMsisdn   string           `json:"CustomerMsisdn"`
 	VerificationType VerificationType `json:"VerificationType"`
 	// PreapprovalStatus is APPROVED once authorised; the spec also names ACTIVE.
-	PreapprovalStatus    MandateStatus `json:"PreapprovalStatus"`
-	ServicePreapprovalID string        `json:"ServicePreapprovalId"`
-	ClientReferenceID    string        `json:"ClientReferenceId"`
+	PreapprovalStatus MandateStatus `json:"PreapprovalStatus"`
+	// ServicePreapprovalID is the mandate's id: ServicePreapprovalId on the spec's wire,
+	// HubtelPreapprovalId on the provider's (either, in any casing, is read here).
+	ServicePreapprovalID string `json:"ServicePreapprovalId"`
+	ClientReferenceID    string `json:"ClientReferenceId"`
 	// CreatedAt is kept as the service wrote it; the spec does not fix its format.
 	CreatedAt string `json:"CreatedAt"`
 }
@@ -287,7 +289,7 @@ func (c *MandateCallback) UnmarshalJSON(b []byte) error {
 func (c *MandateCallback) fromWire(w *mandateWire) {
 	*c = MandateCallback{
 		CustomerMsisdn: string(w.CustomerMSISDN), VerificationType: w.verification(), PreapprovalStatus: w.status(),
-		ServicePreapprovalID: string(w.ServicePreApprovalID), ClientReferenceID: string(w.ClientReferenceID),
+		ServicePreapprovalID: w.id(), ClientReferenceID: string(w.ClientReferenceID),
 		CreatedAt: w.createdAtText(),
 	}
 }

@@ -51,6 +51,9 @@ const (
 // Mandate is a direct-debit pre-approval. Each call fills the fields its answer carries:
 // Status returns them all.
 type Mandate struct {
+	// ServicePreApprovalID is the service's id of the mandate: servicePreApprovalId on
+	// the spec's wire, hubtelPreApprovalId (in any casing) on the provider's; either is
+	// read here.
 	ServicePreApprovalID string             `json:"servicePreApprovalId"`
 	ClientReferenceID    string             `json:"clientReferenceId,omitempty"`
 	CustomerMSISDN       string             `json:"customerMsisdn,omitempty"`
@@ -72,7 +75,7 @@ func (m *Mandate) UnmarshalJSON(b []byte) error {
 
 func (m *Mandate) fromWire(w *mandateWire) {
 	*m = Mandate{
-		ServicePreApprovalID: string(w.ServicePreApprovalID), ClientReferenceID: string(w.ClientReferenceID),
+		ServicePreApprovalID: w.id(), ClientReferenceID: string(w.ClientReferenceID),
 		CustomerMSISDN: string(w.CustomerMSISDN), Channel: DirectDebitChannel(w.Channel),
 		VerificationType: w.verification(), OTPPrefix: string(w.OTPPrefix), PreapprovalStatus: w.status(),
 		CreatedAt: readTime(w.CreatedAt).at,

@@ -35,10 +35,11 @@ func mandateApproved(t *testing.T, srv *billingtest.Server, c *billing.Client, m
 	require.True(t, m.Succeeded(), "the USSD approval follows on its own")
 }
 
-// mandateCallback reads the spec's mandate callback; its keys match the Mandate fields.
-func mandateCallback(t *testing.T, body json.RawMessage) billing.Mandate {
+// mandateCallback reads the mandate callback of wire, keys exactly as its fixture has
+// them (the provider names the id HubtelPreapprovalId), into a Mandate.
+func mandateCallback(t *testing.T, wire billingtest.Wire, body json.RawMessage) billing.Mandate {
 	t.Helper()
-	assertShape(t, "mandates/mandate_callback.json", body, true)
+	assertShape(t, wireFixture(wire, "mandates/mandate_callback.json", "preapproval_callback_approved.json"), body, true)
 	return decodeCallback[billing.Mandate](t, body)
 }
 
@@ -76,7 +77,7 @@ func testUSSDMandateThenCharge(t *testing.T, wire billingtest.Wire) {
 	srv.Advance(time.Second)
 	bodies := deliveredTo(srv, sink+"/mandates/ussd1")
 	require.Len(t, bodies, 1)
-	cb := mandateCallback(t, bodies[0])
+	cb := mandateCallback(t, wire, bodies[0])
 	assert.Equal(t, billing.MandateStatusApproved, cb.PreapprovalStatus)
 	assert.Equal(t, m.ServicePreApprovalID, cb.ServicePreApprovalID)
 	assert.Equal(t, msisdn, cb.CustomerMSISDN)
@@ -175,7 +176,7 @@ func testOTPMandateCancelAndReactivate(t *testing.T, wire billingtest.Wire) {
 	srv.Advance(time.Second)
 	bodies := deliveredTo(srv, sink+"/mandates/first")
 	require.Len(t, bodies, 1)
-	cb := mandateCallback(t, bodies[0])
+	cb := mandateCallback(t, wire, bodies[0])
 	assert.Equal(t, billing.MandateStatusApproved, cb.PreapprovalStatus)
 	assert.Equal(t, billing.VerificationTypeOTP, cb.VerificationType)
 	assert.Equal(t, "otp1", cb.ClientReferenceID)
@@ -219,7 +220,7 @@ func testOTPMandateCancelAndReactivate(t *testing.T, wire billingtest.Wire) {
 	srv.Advance(time.Second)
 	again := deliveredTo(srv, sink+"/mandates/again")
 	require.Len(t, again, 1, "the new approval goes to the new callback URL")
-	assert.Equal(t, billing.MandateStatusApproved, mandateCallback(t, again[0]).PreapprovalStatus)
+	assert.Equal(t, billing.MandateStatusApproved, mandateCallback(t, wire, again[0]).PreapprovalStatus)
 	assert.Len(t, deliveredTo(srv, sink+"/mandates/first"), 1, "and not to the old one")
 
 	_, err = c.Mandates.Charge(ctx, vodafoneDebit("vf3"))
@@ -247,7 +248,7 @@ func testUSSDReactivateCallsBackToTheNewURL(t *testing.T, wire billingtest.Wire)
 	srv.Advance(time.Second)
 	bodies := deliveredTo(srv, sink)
 	require.Len(t, bodies, 1)
-	assert.Equal(t, "ussdre", mandateCallback(t, bodies[0]).ClientReferenceID)
+	assert.Equal(t, "ussdre", mandateCallback(t, wire, bodies[0]).ClientReferenceID)
 	st, err := c.Mandates.Status(ctx, "ussdre")
 	require.NoError(t, err)
 	assert.True(t, st.Succeeded())

@@ -647,15 +647,16 @@ var payoutStateCodes = map[PayoutStatus]ResponseCode{
 }
 
 // mandateWire is a mandate on either wire and in either casing: the answers of the
-// mandate calls (lower camel) and the mandate callback (Pascal) share its keys.
+// mandate calls (lower camel) and the mandate callback (Pascal) share its keys, but for
+// the id, which each wire spells its own way (wirePreApprovalID).
 type mandateWire struct {
-	ServicePreApprovalID wireText `json:"servicePreApprovalId"`
-	ClientReferenceID    wireText `json:"clientReferenceId"`
-	CustomerMSISDN       wireText `json:"customerMsisdn"`
-	Channel              wireText `json:"channel"`
-	VerificationType     wireText `json:"verificationType"`
-	OTPPrefix            wireText `json:"otpPrefix"`
-	PreapprovalStatus    wireText `json:"preapprovalStatus"`
+	wirePreApprovalID
+	ClientReferenceID wireText `json:"clientReferenceId"`
+	CustomerMSISDN    wireText `json:"customerMsisdn"`
+	Channel           wireText `json:"channel"`
+	VerificationType  wireText `json:"verificationType"`
+	OTPPrefix         wireText `json:"otpPrefix"`
+	PreapprovalStatus wireText `json:"preapprovalStatus"`
 	// CreatedAt is read as a time by Mandate and kept as written by MandateCallback.
 	CreatedAt json.RawMessage `json:"createdAt"`
 }

@@ -47,8 +47,8 @@ const (
 
 var priceIntervals = []PriceInterval{PriceIntervalDay, PriceIntervalWeek, PriceIntervalMonth, PriceIntervalYear}
 
-// Bounds the service leaves open; the sandbox enforces the same (README "Products and
-// prices").
+// Bounds the service leaves open; the sandbox enforces the same (docs/sandbox.md
+// "Products and prices").
 const (
 	// MaxIntervalCount is the largest number of intervals between renewals.
 	MaxIntervalCount = 365
@@ -91,7 +91,8 @@ type Price struct {
 	Scheme      PriceScheme `json:"scheme"`
 	IsRecurring bool        `json:"isRecurring"`
 	// Interval and IntervalCount make the billing period of a recurring price: MONTH
-	// with 3 renews quarterly. Interval is empty on a one-time price.
+	// with 3 renews quarterly. Interval is empty on a one-time price, whose
+	// IntervalCount is 1.
 	Interval      PriceInterval `json:"interval,omitempty"`
 	IntervalCount int           `json:"intervalCount"`
 	// TrialPeriodDays is the trial a subscription to the price gets unless it asks for
@@ -156,7 +157,9 @@ type productListQuery struct {
 }
 
 // PriceCreateParams adds a price to a product. UnitAmount is required; a recurring
-// price also needs an Interval.
+// price also needs an Interval. A one-time price (IsRecurring false) takes none of the
+// recurring fields: an Interval, an IntervalCount above 1 or a TrialPeriodDays on it is
+// refused with a *ValidationError naming the field, as the service refuses it.
 type PriceCreateParams struct {
 	// UnitAmount is a positive amount in minor units.
 	UnitAmount int64 `json:"unitAmount"`
@@ -166,13 +169,13 @@ type PriceCreateParams struct {
 	// Scheme defaults to PriceSchemeFlat.
 	Scheme      PriceScheme `json:"scheme,omitempty"`
 	IsRecurring bool        `json:"isRecurring,omitempty"`
-	// Interval is required when IsRecurring is true.
+	// Interval is required when IsRecurring is true, and refused when it is false.
 	Interval PriceInterval `json:"interval,omitempty"`
 	// IntervalCount is the number of intervals between renewals, 1 to
-	// MaxIntervalCount; zero means 1.
+	// MaxIntervalCount; zero means 1. Only 0 or 1 is taken on a one-time price.
 	IntervalCount int `json:"intervalCount,omitempty"`
 	// TrialPeriodDays gives subscriptions to the price a trial of that many days, up
-	// to MaxTrialDays; zero means none.
+	// to MaxTrialDays; zero means none. Only a recurring price takes a trial.
 	TrialPeriodDays int      `json:"trialPeriodDays,omitempty"`
 	Metadata        Metadata `json:"metadata,omitzero"`
 }
@@ -193,8 +196,34 @@ func (p *PriceCreateParams) validate() error {
 		oneOf("interval", p.Interval, priceIntervals...),
 		intRange("intervalCount", p.IntervalCount, 0, MaxIntervalCount, "must be from 1 to 365"),
 		intRange("trialPeriodDays", p.TrialPeriodDays, 0, MaxTrialDays, "must be from 0 to 730"),
+		p.oneTimeSetsNoRecurringField(),
 		p.Metadata.validate("metadata"),
 	)
+}
+
+// recurringOnly are the price fields that mean something only on a recurring price,
+// each with whether params set it. A one-time price that sets one is refused: the
+// service would keep and echo a billing period or a trial that nothing ever bills.
+var recurringOnly = []struct {
+	field string
+	set   func(*PriceCreateParams) bool
+}{
+	{"interval", func(p *PriceCreateParams) bool { return p.Interval != "" }},
+	{"intervalCount", func(p *PriceCreateParams) bool { return p.IntervalCount > 1 }},
+	{"trialPeriodDays", func(p *PriceCreateParams) bool { return p.TrialPeriodDays > 0 }},
+}
+
+// oneTimeSetsNoRecurringField refuses the first recurring-only field a one-time price sets.
+func (p *PriceCreateParams) oneTimeSetsNoRecurringField() error {
+	if p.IsRecurring {
+		return nil
+	}
+	for _, f := range recurringOnly {
+		if f.set(p) {
+			return invalid(f.field, "is only for a recurring price: set IsRecurring, or leave "+f.field+" unset on a one-time price")
+		}
+	}
+	return nil
 }
 
 // Create adds a product to the catalog. It starts active, with no prices.

@@ -362,7 +362,7 @@ func (s *soak) finish() {
 	}
 }
 
-// payoutFee is the sandbox's fee of a payout (README "Fees and the disbursement balance"):
+// payoutFee is the sandbox's fee of a payout (docs/sandbox.md "Fees and the disbursement balance"):
 // send 1% rounded half up, at least 1.00; send-to-bank 1.00.
 func payoutFee(call string, amount int64) int64 {
 	if call == "send-to-bank" {

@@ -11,6 +11,13 @@ import (
 // takes client credentials, and the short /subscriptions, which takes a session token
 // or the secret key. A client with client credentials uses the first; any other client
 // uses the second.
+//
+// Invoices: the service compiles an invoice at the start of each billing period of a
+// subscription and sends it to the customer. It offers no endpoint that reads
+// invoices, so this SDK has none: a merchant sees them as the customer does. In tests,
+// billingtest.Server.Invoices (over HTTP, GET /sandbox/subscriptions/{id}/invoices)
+// lists the invoices the sandbox compiled: one each time a paid period begins (Create
+// without a trial, the trial's end, each renewal, Resume), none for a trial.
 type SubscriptionsService service
 
 // SubscriptionStatus is the state of a subscription.
@@ -49,7 +56,8 @@ type Subscription struct {
 	TrialStart time.Time `json:"trialStart,omitzero"`
 	TrialEnd   time.Time `json:"trialEnd,omitzero"`
 	// CurrentPeriodStart and CurrentPeriodEnd bound the period being billed (the trial,
-	// while trialing). An invoice goes out at the start of each period.
+	// while trialing). The invoice of a paid period is compiled at its start and sent
+	// to the customer (see SubscriptionsService).
 	CurrentPeriodStart time.Time `json:"currentPeriodStart,omitzero"`
 	CurrentPeriodEnd   time.Time `json:"currentPeriodEnd,omitzero"`
 	// CancelAt is when a scheduled cancellation takes effect.

@@ -332,6 +332,27 @@ func (w wireCode) code() ResponseCode {
 	return w.Code
 }
 
+// wirePreApprovalID is a mandate's id under whichever key carries it: the spec's
+// servicePreApprovalId, or the provider's own, its brand in the name:
+// hubtelPreApprovalId in the initiate, verify-OTP and reactivate answers,
+// hubtelPreapprovalId in the status answer, HubtelPreapprovalId in the callback
+// (encoding/json matches keys case-insensitively, so each field reads every casing of
+// its name). The two keys are aliases of one field, as responseCode and code are
+// (wireCode): both present with values that disagree is a contradiction, never a
+// choice. Embed it in a wire struct and call id.
+type wirePreApprovalID struct {
+	ServicePreApprovalID wireText `json:"servicePreApprovalId"`
+	HubtelPreApprovalID  wireText `json:"hubtelPreApprovalId"`
+}
+
+// id returns the mandate's id as sent, the spec's spelling first.
+func (w wirePreApprovalID) id() string {
+	if w.ServicePreApprovalID != "" {
+		return string(w.ServicePreApprovalID)
+	}
+	return string(w.HubtelPreApprovalID)
+}
+
 // wireNullableText is a wireText that also remembers whether the field was written as
 // JSON null, which the provider does where the spec always writes a value.
 type wireNullableText struct {

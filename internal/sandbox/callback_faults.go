@@ -256,6 +256,7 @@ func callbackReferences(payload []byte) callbackRefs {
 	var probe struct {
 		ClientReferenceID    string `json:"ClientReferenceId"`
 		ServicePreapprovalID string `json:"ServicePreapprovalId"`
+		HubtelPreapprovalID  string `json:"HubtelPreapprovalId"` // the provider's wire
 		Data                 struct {
 			ClientReference string         `json:"ClientReference"`
 			TransactionID   string         `json:"TransactionId"`
@@ -270,7 +271,7 @@ func callbackReferences(payload []byte) callbackRefs {
 	metadataReference, _ := d.Metadata["clientReference"].(string)
 	return callbackRefs{
 		client:  firstNonEmpty(d.ClientReference, probe.ClientReferenceID, metadataReference, d.Reference, d.ID),
-		service: firstNonEmpty(d.CheckoutID, d.Reference, d.TransactionID, probe.ServicePreapprovalID, d.ID),
+		service: firstNonEmpty(d.CheckoutID, d.Reference, d.TransactionID, probe.ServicePreapprovalID, probe.HubtelPreapprovalID, d.ID),
 	}
 }
 

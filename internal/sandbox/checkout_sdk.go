@@ -166,7 +166,9 @@ func (s *Server) bindSDKCallback(p *checkoutPayment, clientReference, callbackUR
 	}
 	m, orderID := p.movement, p.ID
 	m.callbackURL = callbackURL
-	m.callback = func() any { return s.shapes.transactionCallback(m, clientReference, description, orderID) }
+	m.callback = func() any {
+		return s.shapes.transactionCallback(m, clientReference, description, orderID, p.paidThrough())
+	}
 }
 
 // sdkCallback returns where to post the transaction callback of a session

@@ -10,7 +10,7 @@ import (
 )
 
 // Mandate states (decided: CANCELLED after a cancel, FAILED when the customer
-// refuses; README "The sandbox").
+// refuses; docs/sandbox.md "Decisions: the whole service").
 const (
 	mandatePending   = "PENDING"
 	mandateApproved  = "APPROVED"
@@ -32,6 +32,9 @@ var mandateChannels = map[string]string{
 }
 
 var mandateChannelNames = []string{"mtn-gh-direct-debit", "vodafone-gh-direct-debit"}
+
+// debitNetworks are the networks whose wallets the direct-debit channels draw on.
+var debitNetworks = map[string]string{"mtn-gh-direct-debit": "MTN", "vodafone-gh-direct-debit": "TELECEL"}
 
 // mandate is a direct-debit pre-approval.
 type mandate struct {
@@ -95,7 +98,8 @@ func mandateRoutes(s *Server) []route {
 		{pattern: "POST /v1/mandates", auth: authBasic, handler: s.createMandate,
 			provider: wirePath{pattern: "POST /api/v2/merchant/{POS}/preapproval/initiate", body: specBody}},
 		{pattern: "POST /v1/mandates/verifyotp", auth: authBasic, handler: s.verifyMandateOTP,
-			provider: wirePath{pattern: "POST /api/v2/merchant/{POS}/preapproval/verifyotp", body: specBody}},
+			provider: wirePath{pattern: "POST /api/v2/merchant/{POS}/preapproval/verifyotp", handler: s.providerVerifyMandateOTP,
+				body: "customerMsisdn, " + providerPreApprovalIDKey + ", clientReferenceId, otpCode"}},
 		{pattern: "GET /v1/mandates/preapproval/{clientReferenceId}/status", auth: authBasic, handler: s.mandateStatus,
 			provider: wirePath{pattern: "GET /api/v2/merchant/{POS}/preapproval/{clientReferenceId}/status", body: "none"}},
 		{pattern: "GET /v1/mandates/preapproval/{customerMsisdn}/cancel", auth: authBasic, handler: s.cancelMandate,
@@ -172,9 +176,16 @@ func (s *Server) createMandate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, answer)
 }
 
-// mandateCreated is the answer to a mandate request, alike on both wires.
+// The messages of the mandate answers.
+const (
+	mandateCreatedMessage = "the mandate is awaiting the customer's approval"
+	otpVerifiedMessage    = "the OTP was verified; approval follows by callback"
+	mandateRenewedMessage = "approval was requested again"
+)
+
+// mandateCreated is the spec's answer to a mandate request.
 func mandateCreated(m *mandate) any {
-	return flowBody(familyCamel, CodePreapprovalOK, "the mandate is awaiting the customer's approval", m.view(false))
+	return flowBody(familyCamel, CodePreapprovalOK, mandateCreatedMessage, m.view(false))
 }
 
 // requestApproval asks the customer to approve m: a USSD prompt approved on
@@ -226,7 +237,8 @@ func (s *Server) approveLater(m *mandate) {
 }
 
 // mandateCallback is posted when a mandate is approved or fails (SPEC
-// "Mandate callback"), alike on both wires but for the date's form.
+// "Mandate callback"); the provider's names the id its own way
+// (providerMandateCallback) and writes the date with 7 fractional digits.
 type mandateCallback struct {
 	CustomerMsisdn       string `json:"CustomerMsisdn"`
 	VerificationType     string `json:"VerificationType"`
@@ -242,15 +254,28 @@ func mandateCallbackOf(m *mandate, at time.Time, date func(time.Time) string) ma
 		ServicePreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: date(at)}
 }
 
+// verifyMandateOTP serves the spec's verifyotp, which names the mandate's id
+// servicePreApprovalId.
 func (s *Server) verifyMandateOTP(w http.ResponseWriter, r *http.Request) {
+	s.verifyMandateOTPWith(w, r, "servicePreApprovalId")
+}
+
+// providerVerifyMandateOTP serves the provider's verifyotp, whose clients name
+// the mandate's id hubtelPreApprovalId.
+func (s *Server) providerVerifyMandateOTP(w http.ResponseWriter, r *http.Request) {
+	s.verifyMandateOTPWith(w, r, providerPreApprovalIDKey)
+}
+
+// verifyMandateOTPWith checks an OTP whose mandate is named under idKey.
+func (s *Server) verifyMandateOTPWith(w http.ResponseWriter, r *http.Request, idKey string) {
 	f, err := decodeFields(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	f.require("customerMsisdn", "servicePreApprovalId", "clientReferenceId", "otpCode")
+	f.require("customerMsisdn", idKey, "clientReferenceId", "otpCode")
 	msisdn, _ := f.msisdn("customerMsisdn")
-	id, _ := f.optionalString("servicePreApprovalId")
+	id, _ := f.optionalString(idKey)
 	reference, _ := f.clientReference("clientReferenceId")
 	otp, _ := f.stringWhere("otpCode", "four letters, a hyphen and four digits, such as ABCD-1234", isOTP)
 	if err := f.err(); err != nil {
@@ -271,9 +296,9 @@ func (s *Server) verifyMandateOTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, answer)
 }
 
-// otpVerified is the answer to a right OTP, alike on both wires.
+// otpVerified is the spec's answer to a right OTP.
 func otpVerified(m *mandate) any {
-	return flowBody(familyCamel, CodePreapprovalOK, "the OTP was verified; approval follows by callback", struct {
+	return flowBody(familyCamel, CodePreapprovalOK, otpVerifiedMessage, struct {
 		ServicePreApprovalID string `json:"servicePreApprovalId"`
 		PreapprovalStatus    string `json:"preapprovalStatus"`
 	}{m.ID, m.Status})
@@ -417,10 +442,10 @@ func (s *Server) reactivateMandate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, answer)
 }
 
-// mandateRenewed is the answer to a reactivate; the spec's wire (whose shape
-// the spec leaves open) also names the MSISDN.
-func mandateRenewed(m *mandate, withMsisdn bool) any {
-	return flowBody(familyCamel, CodePreapprovalOK, "approval was requested again", m.view(withMsisdn))
+// mandateRenewed is the spec's answer to a reactivate (whose shape the spec
+// leaves open), naming the MSISDN.
+func mandateRenewed(m *mandate) any {
+	return flowBody(familyCamel, CodePreapprovalOK, mandateRenewedMessage, m.view(true))
 }
 
 // charge is an accepted direct-debit charge.
@@ -485,7 +510,10 @@ func (s *Server) charge(w http.ResponseWriter, f *fields) {
 	c := &charge{Description: description}
 	m := &movement{Movement: Movement{Kind: string(kindDirectDebit), ClientReference: reference, TransactionID: newReference(),
 		Amount: amount, Fee: flatCharge}, callbackURL: callbackURL}
-	m.callback = func() any { return s.shapes.transactionCallback(m, m.ClientReference, c.Description, m.TransactionID) }
+	network := debitNetworks[channel]
+	m.callback = func() any {
+		return s.shapes.transactionCallback(m, m.ClientReference, c.Description, m.TransactionID, network)
+	}
 	c.movement = m
 	o := collectionOutcomes.of(msisdn)
 	if amount <= flatCharge && o.refuse == "" {

@@ -30,8 +30,9 @@ const (
 // arithmetic never overflows.
 const maxAmount int64 = 100_000_000_000_000
 
-// Fees of the sandbox's schedule (README "The sandbox"), in basis points of
-// the amount or in minor units, rounded half up to the minor unit.
+// Fees of the sandbox's schedule (docs/sandbox.md "Fees and the disbursement
+// balance"), in basis points of the amount or in minor units, rounded half up
+// to the minor unit.
 const (
 	checkoutFeeBasisPoints = 195 // 1.95% of a paid checkout
 	receiveFeeBasisPoints  = 100 // 1% of a receive
@@ -610,7 +611,7 @@ func transactionCallbackOf(m *movement, clientReference, description, orderID st
 	return cb
 }
 
-func specTransactionCallback(m *movement, clientReference, description, orderID string) any {
+func specTransactionCallback(m *movement, clientReference, description, orderID, _ string) any {
 	return transactionCallbackOf(m, clientReference, description, orderID, twoDecimals)
 }
 

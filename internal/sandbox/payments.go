@@ -10,7 +10,7 @@ import (
 
 // Checkout payment statuses. The spec shows PENDING and SUCCEEDED and names
 // no other; FAILED is the sandbox's name for a declined session and for one
-// that expired unpaid (README "The sandbox").
+// that expired unpaid (docs/sandbox.md "Decisions: the whole service").
 const (
 	checkoutPending   = "PENDING"
 	checkoutSucceeded = "SUCCEEDED"
@@ -387,7 +387,9 @@ func (s *Server) acceptReceive(w http.ResponseWriter, req mobileMoneyRequest, fa
 	rec := &receipt{ID: newID("pay_"), Currency: req.currency, Phone: req.phone, Provider: req.provider, Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindReceive), ClientReference: req.clientReference, TransactionID: newReference(),
 		Amount: req.amount, Fee: percentFee(req.amount, receiveFeeBasisPoints)}, callbackURL: req.callbackURL}
-	m.callback = func() any { return s.shapes.transactionCallback(m, m.ClientReference, rec.Description, rec.ID) }
+	m.callback = func() any {
+		return s.shapes.transactionCallback(m, m.ClientReference, rec.Description, rec.ID, rec.Provider)
+	}
 	rec.movement = m
 
 	s.mu.Lock()

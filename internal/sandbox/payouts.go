@@ -88,7 +88,7 @@ func (s *Server) acceptSend(w http.ResponseWriter, req mobileMoneyRequest, name 
 		Channel: sendChannels[req.provider], Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindSend), ClientReference: req.clientReference, TransactionID: newReference(),
 		Amount: req.amount, Fee: max(percentFee(req.amount, sendFeeBasisPoints), sendFeeMinimum)}, payout: true, callbackURL: req.callbackURL}
-	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient) }
+	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient, req.provider) }
 	p.movement = m
 	o := sendOutcomes.of(req.phone)
 
@@ -237,7 +237,7 @@ func (s *Server) transferToBank(w http.ResponseWriter, r *http.Request, account 
 	}
 	m := &movement{Movement: Movement{Kind: string(kindBankTransfer), ClientReference: reference, TransactionID: newReference(),
 		Amount: amount, Fee: flatCharge}, payout: true, callbackURL: callbackURL}
-	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient) }
+	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient, "") }
 	p.movement = m
 	o := bankOutcomes.of(p.Number)
 

@@ -10,11 +10,25 @@ var (
 )
 
 // Bounds the spec leaves open, chosen so that period arithmetic stays far
-// inside time.Time (README "Products and prices").
+// inside time.Time (docs/sandbox.md "Products and prices").
 const (
 	maxIntervalCount = 365
 	maxTrialDays     = 730
 )
+
+// recurringOnlyPriceFields are the price fields that mean something only on a
+// recurring price, each with whether a price read from a request sets it. A
+// one-time price that sets one is refused (HTTP 400, code 4000, the field):
+// kept, it would echo a billing period or a trial nothing ever bills. The
+// values a one-time price shows anyway (intervalCount 1, no trial) are taken.
+var recurringOnlyPriceFields = []struct {
+	name string
+	set  func(*price) bool
+}{
+	{"interval", func(p *price) bool { return p.Interval != nil }},
+	{"intervalCount", func(p *price) bool { return p.IntervalCount != 1 }},
+	{"trialPeriodDays", func(p *price) bool { return p.TrialPeriodDays != nil && *p.TrialPeriodDays > 0 }},
+}
 
 // product is a catalog entry as the wire shows it (SPEC "Product").
 type product struct {
@@ -173,6 +187,13 @@ func (s *Server) createPrice(w http.ResponseWriter, r *http.Request) {
 		pr.IntervalCount = count
 	}
 	nullableField(f, "trialPeriodDays", func(n string) (int64, bool) { return f.integerRange(n, 0, maxTrialDays) }).applyTo(&pr.TrialPeriodDays)
+	if !pr.IsRecurring {
+		for _, field := range recurringOnlyPriceFields {
+			if field.set(pr) {
+				f.fail(field.name, "%s is only for a recurring price: a one-time price (isRecurring false) has none", field.name)
+			}
+		}
+	}
 	pr.Metadata, _ = f.metadata("metadata")
 	if err := f.err(); err != nil {
 		writeError(w, err)

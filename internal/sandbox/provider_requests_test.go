@@ -150,9 +150,9 @@ func TestProviderRequestsAsDocumented(t *testing.T) {
 	initiated := send(row("Pre-approval initiate"), providerCall{
 		body: `{"clientReferenceId":"3jL2KlUy3vt21debitD","customerMsisdn":"233201234567","channel":"vodafone-gh-direct-debit","callbackUrl":"` + cb + `"}`})
 	requireShapeOf(t, "preapproval_initiate_otp.json", initiated)
-	id := str(t, dataOf(t, initiated, "data")["servicePreApprovalId"])
+	id := str(t, dataOf(t, initiated, "data")["hubtelPreApprovalId"])
 	do("Pre-approval verify OTP", providerCall{answer: "preapproval_verifyotp.json",
-		body: `{"customerMsisdn":"233201234567","servicePreApprovalId":"` + id + `","clientReferenceId":"3jL2KlUy3vt21debitD","otpCode":"` + s.SMS("233201234567")[0] + `"}`})
+		body: `{"customerMsisdn":"233201234567","hubtelPreApprovalId":"` + id + `","clientReferenceId":"3jL2KlUy3vt21debitD","otpCode":"` + s.SMS("233201234567")[0] + `"}`})
 	s.Advance(time.Second)
 	do("Pre-approval status", providerCall{params: map[string]string{"clientReferenceId": "3jL2KlUy3vt21debitC"}, answer: "preapproval_status.json"})
 

@@ -50,6 +50,7 @@ type subscription struct {
 
 	interval      string    // the price's, kept: a price never changes once created
 	intervalCount int64     // likewise
+	amount        int64     // what each paid period bills (periodAmount), in minor units
 	anchor        time.Time // start of the first paid period; every period end counts from it
 	periods       int64     // paid periods begun since anchor
 	// epoch changes whenever the subscription's schedule does, so a task
@@ -82,6 +83,8 @@ type subscriptionEvent struct {
 
 type subscriptionStore struct {
 	table table[subscription]
+	// invoices are each subscription's invoices by its id, oldest first.
+	invoices map[string][]Invoice
 }
 
 // subscriptionRoutes serves both path forms of SPEC "Subscriptions": /v1
@@ -107,7 +110,7 @@ func subscriptionRoutes(s *Server) []route {
 			route{pattern: "PATCH " + form.prefix + "/{id}/resume", auth: form.auth, scope: form.scope, handler: s.resumeSubscription},
 		)
 	}
-	return routes
+	return append(routes, route{pattern: "GET /sandbox/subscriptions/{id}/invoices", auth: authBilling, handler: s.listInvoices})
 }
 
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
@@ -163,13 +166,17 @@ func (s *Server) insertSubscription(customerID, priceID string, quantity, trialD
 	if !pr.IsRecurring {
 		return subscription{}, validationError("priceId", "price %s is one-time: a subscription needs a recurring price", pr.ID)
 	}
+	amount, err := periodAmount(pr, quantity)
+	if err != nil {
+		return subscription{}, err
+	}
 	if !hasTrialDays && pr.TrialPeriodDays != nil {
 		trialDays = *pr.TrialPeriodDays
 	}
 	now := s.Now()
 	sub := &subscription{
 		ID: newID("sub_"), CustomerID: customerID, PriceID: pr.ID, Quantity: quantity, Currency: pr.Currency,
-		CreatedAt: timestamp{now}, interval: *pr.Interval, intervalCount: pr.IntervalCount,
+		CreatedAt: timestamp{now}, interval: *pr.Interval, intervalCount: pr.IntervalCount, amount: amount,
 	}
 	if trialDays > 0 {
 		trialEnd := now.Add(time.Duration(trialDays) * 24 * time.Hour)
@@ -178,19 +185,20 @@ func (s *Server) insertSubscription(customerID, priceID string, quantity, trialD
 		sub.CurrentPeriodStart, sub.CurrentPeriodEnd = &timestamp{now}, &timestamp{trialEnd}
 		s.scheduleSubscription(sub)
 	} else {
-		s.startBilling(sub, now)
+		s.startBilling(sub, now, InvoiceForCreate)
 	}
 	s.subscriptions.table.insert(sub.ID, sub)
 	return *sub, nil
 }
 
-// startBilling makes sub ACTIVE with a first period beginning at start, and
-// schedules its end. Call it with s.mu held.
-func (s *Server) startBilling(sub *subscription, start time.Time) {
+// startBilling makes sub ACTIVE with a first period beginning at start,
+// invoices it for reason, and schedules its end. Call it with s.mu held.
+func (s *Server) startBilling(sub *subscription, start time.Time, reason string) {
 	sub.Status = subscriptionActive
 	sub.anchor, sub.periods = start, 1
 	sub.CurrentPeriodStart = &timestamp{start}
 	sub.CurrentPeriodEnd = &timestamp{addIntervals(start, sub.interval, sub.intervalCount)}
+	s.compileInvoice(sub, reason)
 	s.scheduleSubscription(sub)
 }
 
@@ -233,11 +241,12 @@ func (s *Server) periodEnded(sub *subscription, at time.Time) {
 		sub.Status = subscriptionCanceled
 		sub.epoch++
 	case sub.Status == subscriptionTrialing:
-		s.startBilling(sub, at)
+		s.startBilling(sub, at, InvoiceForTrialEnd)
 	case sub.Status == subscriptionActive:
 		sub.periods++
 		sub.CurrentPeriodStart = sub.CurrentPeriodEnd
 		sub.CurrentPeriodEnd = &timestamp{addIntervals(sub.anchor, sub.interval, sub.periods*sub.intervalCount)}
+		s.compileInvoice(sub, InvoiceForRenewal)
 		s.scheduleSubscription(sub)
 	}
 }
@@ -311,7 +320,7 @@ func (s *Server) resumeSubscription(w http.ResponseWriter, r *http.Request) {
 		if sub.Status != subscriptionPaused {
 			return invalidState(sub, "not PAUSED: only a paused subscription can be resumed")
 		}
-		s.startBilling(sub, s.Now())
+		s.startBilling(sub, s.Now(), InvoiceForResume)
 		return nil
 	})
 	writeResult(w, http.StatusOK, subscriptionStatus{ID: sub.ID, Status: sub.Status}, err)

@@ -60,11 +60,16 @@ type shapes struct {
 	mandateStatus func(*mandate) any
 
 	// transactionCallback is the callback of a receive, a direct-debit charge
-	// or a web SDK payment, naming the merchant's clientReference.
-	transactionCallback func(m *movement, clientReference, description, orderID string) any
-	payoutCallback      func(m *movement, description, recipient string) any
-	mandateCallback     func(m *mandate, at time.Time) any
-	checkoutWebhook     func(checkoutPayment) any
+	// or a web SDK payment, naming the merchant's clientReference. description
+	// is the merchant's, which the spec's callback repeats; through is what the
+	// money moved through (paidThrough), with which the provider's callback
+	// describes the outcome instead.
+	transactionCallback func(m *movement, clientReference, description, orderID, through string) any
+	// payoutCallback is the callback of a send or a send-to-bank; description
+	// and through as for transactionCallback.
+	payoutCallback  func(m *movement, description, recipient, through string) any
+	mandateCallback func(m *mandate, at time.Time) any
+	checkoutWebhook func(checkoutPayment) any
 }
 
 // wires is the table of renderings: the spec's (specShapes, beside each
@@ -83,7 +88,7 @@ var specShapes = shapes{
 	chargeAccepted:   specChargeAccepted,
 	mandateCreated:   mandateCreated,
 	otpVerified:      otpVerified,
-	mandateRenewed:   func(m *mandate) any { return mandateRenewed(m, true) },
+	mandateRenewed:   mandateRenewed,
 	mandateCancelled: specMandateCancelled,
 	receiveStatus:    func(r *receipt) any { return specCollectionStatus(r.movement, r.Currency, "MOBILE_MONEY", minorUnits) },
 	sendStatus:       specSendStatus,
@@ -93,12 +98,21 @@ var specShapes = shapes{
 	},
 	mandateStatus:       specMandateStatus,
 	transactionCallback: specTransactionCallback,
-	payoutCallback: func(m *movement, description, recipient string) any {
+	payoutCallback: func(m *movement, description, recipient, _ string) any {
 		return payoutCallbackOf(m, description, recipient, twoDecimals, twoDecimals)
 	},
 	mandateCallback: func(m *mandate, at time.Time) any { return mandateCallbackOf(m, at, specTime) },
 	checkoutWebhook: paymentSucceeded,
 }
+
+// What a money movement moved through, as its callback's through names it: a
+// mobile-money network (MTN, TELECEL, AIRTELTIGO, MPESA, the networks of
+// receiveProviders), or a checkout method without a wallet; "" for a transfer
+// to a bank.
+const (
+	paidByCard         = "CARD"
+	paidByBankTransfer = "BANK_TRANSFER"
+)
 
 // number is a JSON number written exactly as its text: amounts are formatted
 // from integer minor units, never through a float.

@@ -17,9 +17,9 @@ var providerShapes = shapes{
 	// The provider names the recipient only once its name check has answered.
 	bankAccepted:   func(p *payout, _ *string) any { return providerPayoutAccepted(p) },
 	chargeAccepted: func(c *charge) any { return providerCollectionAccepted(c.movement, c.Description) },
-	mandateCreated: mandateCreated,
-	otpVerified:    otpVerified,
-	mandateRenewed: func(m *mandate) any { return mandateRenewed(m, false) },
+	mandateCreated: func(m *mandate) any { return providerMandateAnswer(m, mandateCreatedMessage) },
+	otpVerified:    providerOTPVerified,
+	mandateRenewed: func(m *mandate) any { return providerMandateAnswer(m, mandateRenewedMessage) },
 	// The provider answers a cancel with data true, naming no mandate.
 	mandateCancelled: func(*mandate) any {
 		return flowBody(familyCamel, CodePreapprovalOK, "the mandate was cancelled", true)
@@ -30,10 +30,10 @@ var providerShapes = shapes{
 	chargeStatus:        func(c *charge) any { return providerCollectionStatus(c.movement) },
 	mandateStatus:       providerMandateStatus,
 	transactionCallback: providerTransactionCallback,
-	payoutCallback: func(m *movement, description, recipient string) any {
-		return payoutCallbackOf(m, description, recipient, cedis, providerFee(m))
+	payoutCallback: func(m *movement, _, recipient, through string) any {
+		return payoutCallbackOf(m, providerPayoutWords(m, through), recipient, cedis, providerFee(m))
 	},
-	mandateCallback: func(m *mandate, at time.Time) any { return mandateCallbackOf(m, at, providerTime) },
+	mandateCallback: providerMandateCallback,
 	checkoutWebhook: providerCheckoutWebhook,
 }
 
@@ -115,26 +115,81 @@ type providerMandateStatusBody struct {
 	Data    providerMandateStatusData `json:"data"`
 }
 
+// providerMandateStatusData names the mandate's id hubtelPreapprovalId, with a
+// lower-case a, as the provider's status answer alone does.
 type providerMandateStatusData struct {
-	CustomerMsisdn       string `json:"customerMsisdn"`
-	VerificationType     string `json:"verificationType"`
-	PreapprovalStatus    string `json:"preapprovalStatus"`
-	ServicePreapprovalID string `json:"servicePreapprovalId"`
-	ClientReferenceID    string `json:"clientReferenceId"`
-	CreatedAt            string `json:"createdAt"`
+	CustomerMsisdn      string `json:"customerMsisdn"`
+	VerificationType    string `json:"verificationType"`
+	PreapprovalStatus   string `json:"preapprovalStatus"`
+	HubtelPreapprovalID string `json:"hubtelPreapprovalId"`
+	ClientReferenceID   string `json:"clientReferenceId"`
+	CreatedAt           string `json:"createdAt"`
 }
 
 func providerMandateStatus(m *mandate) any {
 	return providerMandateStatusBody{Message: "Success", Code: CodePreapprovalOK, Data: providerMandateStatusData{
 		CustomerMsisdn: m.Msisdn, VerificationType: m.VerificationType, PreapprovalStatus: m.Status,
-		ServicePreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: providerTime(m.CreatedAt.Time)}}
+		HubtelPreapprovalID: m.ID, ClientReferenceID: m.ClientReference, CreatedAt: providerTime(m.CreatedAt.Time)}}
+}
+
+// The provider names a mandate's id after its brand, in three casings (its
+// samples in provider-wire/): hubtelPreApprovalId in the initiate, verify-OTP
+// and reactivate answers and in the verify-OTP request, hubtelPreapprovalId in
+// the status answer, HubtelPreapprovalId in the callback. The spec's wire
+// writes servicePreApprovalId throughout.
+const providerPreApprovalIDKey = "hubtelPreApprovalId"
+
+// providerMandateView is the data of the provider's initiate and reactivate
+// answers: the spec's mandateView under the provider's name of the id, and no
+// MSISDN.
+type providerMandateView struct {
+	HubtelPreApprovalID string  `json:"hubtelPreApprovalId"`
+	ClientReferenceID   string  `json:"clientReferenceId"`
+	VerificationType    string  `json:"verificationType"`
+	OTPPrefix           *string `json:"otpPrefix"`
+	PreapprovalStatus   string  `json:"preapprovalStatus"`
+}
+
+// providerMandateAnswer answers an initiate or a reactivate on the provider's wire.
+func providerMandateAnswer(m *mandate, message string) any {
+	return flowBody(familyCamel, CodePreapprovalOK, message, providerMandateView{HubtelPreApprovalID: m.ID,
+		ClientReferenceID: m.ClientReference, VerificationType: m.VerificationType, OTPPrefix: m.OTPPrefix, PreapprovalStatus: m.Status})
+}
+
+// providerOTPVerified answers a right OTP on the provider's wire.
+func providerOTPVerified(m *mandate) any {
+	return flowBody(familyCamel, CodePreapprovalOK, otpVerifiedMessage, struct {
+		HubtelPreApprovalID string `json:"hubtelPreApprovalId"`
+		PreapprovalStatus   string `json:"preapprovalStatus"`
+	}{m.ID, m.Status})
+}
+
+// providerMandateCallbackBody is the provider's mandate callback: the spec's
+// keys, the id as HubtelPreapprovalId.
+type providerMandateCallbackBody struct {
+	CustomerMsisdn      string `json:"CustomerMsisdn"`
+	VerificationType    string `json:"VerificationType"`
+	PreapprovalStatus   string `json:"PreapprovalStatus"`
+	HubtelPreapprovalID string `json:"HubtelPreapprovalId"`
+	ClientReferenceID   string `json:"ClientReferenceId"`
+	CreatedAt           string `json:"CreatedAt"`
+}
+
+// providerMandateCallback is the callback of m's answer at at, dated with 7
+// fractional digits.
+func providerMandateCallback(m *mandate, at time.Time) any {
+	cb := mandateCallbackOf(m, at, providerTime)
+	return providerMandateCallbackBody{CustomerMsisdn: cb.CustomerMsisdn, VerificationType: cb.VerificationType,
+		PreapprovalStatus: cb.PreapprovalStatus, HubtelPreapprovalID: cb.ServicePreapprovalID, ClientReferenceID: cb.ClientReferenceID,
+		CreatedAt: cb.CreatedAt}
 }
 
 // providerTransactionCallback is the provider's collection callback: the
-// spec's keys with amounts in cedis, and the network's reference and the
-// date of the answer on a failure too.
-func providerTransactionCallback(m *movement, clientReference, description, orderID string) any {
-	cb := transactionCallbackOf(m, clientReference, description, orderID, cedis)
+// spec's keys with amounts in cedis, the network's reference and the date of
+// the answer on a failure too, and the outcome in words where the spec
+// repeats the merchant's description.
+func providerTransactionCallback(m *movement, clientReference, _, orderID, through string) any {
+	cb := transactionCallbackOf(m, clientReference, providerCollectionWords(m, through), orderID, cedis)
 	external, answered := m.externalID, providerTime(m.ResolvedAt)
 	cb.Data.ExternalTransactionID, cb.Data.PaymentDate = &external, &answered
 	return cb
@@ -185,16 +240,94 @@ func providerCheckoutWebhook(p checkoutPayment) any {
 		}
 		data.CustomerPhoneNumber = wallet.Phone
 		data.PaymentDetails = providerPaymentDetails{MobileMoneyNumber: wallet.Phone, PaymentType: "mobilemoney", Channel: channel}
-		data.Description = "The " + wallet.Network + " Mobile Money payment has been approved and processed successfully."
 	case p.CardDetail != nil:
 		data.PaymentDetails = providerPaymentDetails{PaymentType: "card", Channel: strings.ToLower(p.CardDetail.Brand)}
-		data.Description = "The card payment has been approved and processed successfully."
 	default:
 		data.PaymentDetails = providerPaymentDetails{PaymentType: strings.ToLower(strings.ReplaceAll(method, "_", "")), Channel: bankChannel}
-		data.Description = "The bank transfer has been received and processed successfully."
 	}
+	data.Description = providerPaidWords(p.paidThrough()) + "." // the webhook's sentence ends with a stop; the callback's does not
 	if data.CustomerPhoneNumber == "" && p.Customer != nil && p.Customer.Phone != nil {
 		data.CustomerPhoneNumber = strings.TrimPrefix(*p.Customer.Phone, "+")
 	}
 	return providerCheckoutBody{ResponseCode: CodeSuccess, Status: "Success", Data: data}
+}
+
+// The provider's words for outcomes, as its samples (provider-wire/) write them
+// in a callback's Data.Description, where the spec's callback repeats the
+// merchant's description of the request.
+const (
+	// providerFailed describes every failed collection, and a failed payout
+	// whose reason the provider's samples do not show.
+	providerFailed = "FAILED"
+	// providerBankPaid describes a paid send-to-bank, its leading space the
+	// provider's own.
+	providerBankPaid = " The Instant Bank Request has been processed successfully"
+)
+
+// providerPayoutFailures describe a failed payout by its response code.
+var providerPayoutFailures = map[string]string{CodeInsufficientBalance: "Insufficient prepaid balance."}
+
+// providerWallets are the provider's names of each network's wallet.
+var providerWallets = map[string]string{
+	"MTN": "MTN Mobile Money", "TELECEL": "Vodafone Cash", "AIRTELTIGO": "AirtelTigo Money", "MPESA": "M-Pesa",
+}
+
+// providerWallet names the wallet of a network, the network itself when the
+// provider names none.
+func providerWallet(network string) string {
+	if name, ok := providerWallets[network]; ok {
+		return name
+	}
+	return network
+}
+
+// providerPaidWords describes a paid collection moved through through: "The
+// Vodafone Cash payment has been approved and processed successfully", the
+// card's, or the bank transfer's.
+func providerPaidWords(through string) string {
+	switch through {
+	case paidByCard:
+		return "The card payment has been approved and processed successfully"
+	case paidByBankTransfer:
+		return "The bank transfer has been received and processed successfully"
+	}
+	return "The " + providerWallet(through) + " payment has been approved and processed successfully"
+}
+
+// providerCollectionWords describes a final receive, direct-debit charge or
+// web SDK payment: paid (providerPaidWords), or FAILED.
+func providerCollectionWords(m *movement, through string) string {
+	if m.State != StateSucceeded {
+		return providerFailed
+	}
+	return providerPaidWords(through)
+}
+
+// providerPayoutWords describes a final send or send-to-bank: a send "made
+// successfully" naming the wallet as the provider's send sample does ("Vodafone
+// cash"), a transfer's request processed, or the failure's reason.
+func providerPayoutWords(m *movement, through string) string {
+	switch {
+	case m.State == StateSucceeded && m.Kind == string(kindBankTransfer):
+		return providerBankPaid
+	case m.State == StateSucceeded:
+		first, rest, _ := strings.Cut(providerWallet(through), " ")
+		return strings.TrimSpace(first+" "+strings.ToLower(rest)) + " payment has been made successfully"
+	}
+	if words, ok := providerPayoutFailures[m.ResponseCode]; ok {
+		return words
+	}
+	return providerFailed
+}
+
+// paidThrough is what the session was paid through: the wallet's network, or
+// its method without a wallet. s.mu must be held.
+func (p *checkoutPayment) paidThrough() string {
+	switch {
+	case p.MobileMoneyDetail != nil:
+		return p.MobileMoneyDetail.Network
+	case p.Method != nil:
+		return *p.Method
+	}
+	return ""
 }

@@ -132,9 +132,11 @@ func providerFlow(t *testing.T) map[string][]byte {
 	callbacks := newCallbackReceiver(t)
 	settle := func(s *Server) { s.Advance(time.Second) }
 
-	// Direct receive: paid, and failed (wrong PIN).
+	// Direct receive: paid from a Telecel (Vodafone Cash) wallet, as the fixture's
+	// outcome message says, and failed (wrong PIN).
 	s := newProviderServer(t, Config{})
-	body(serve(t, s, http.MethodPost, "/v1/payments/receive", basicHeader, receiveBody("233241234567", "rcvok", callbacks+"/rcvok")), "receive_initiate_response_doc.json")
+	telecel := strings.Replace(receiveBody("233201234567", "rcvok", callbacks+"/rcvok"), `"provider":"MTN"`, `"provider":"TELECEL"`, 1)
+	body(serve(t, s, http.MethodPost, "/v1/payments/receive", basicHeader, telecel), "receive_initiate_response_doc.json")
 	serve(t, s, http.MethodPost, "/v1/payments/receive", basicHeader, receiveBody("233241230001", "rcvko", callbacks+"/rcvko"))
 	settle(s)
 	callback(s, callbacks+"/rcvok", "receive_callback_success_doc.json")
@@ -170,10 +172,14 @@ func providerFlow(t *testing.T) map[string][]byte {
 	serve(t, s, http.MethodPost, "/v1/mandates", basicHeader, mandateBody("mfail", "233241230009", mtnDebit, callbacks+"/mfail"))
 	rec := serve(t, s, http.MethodPost, "/v1/mandates", basicHeader, mandateBody("motp", "233201234567", vodafoneDebit, callbacks+"/motp"))
 	body(rec, "preapproval_initiate_otp.json")
-	id := str(t, object(t, object(t, got["preapproval_initiate_otp.json"])["data"])["servicePreApprovalId"])
+	id := str(t, object(t, object(t, got["preapproval_initiate_otp.json"])["data"])["hubtelPreApprovalId"])
 	body(serve(t, s, http.MethodPost, "/v1/mandates/verifyotp", basicHeader,
 		`{"customerMsisdn":"233201234567","servicePreApprovalId":"`+id+`","clientReferenceId":"motp","otpCode":"`+s.SMS("233201234567")[0]+`"}`),
 		"preapproval_verifyotp.json")
+	settle(s)
+	// Direct debit under the approved OTP (Vodafone) mandate: paid.
+	body(serve(t, s, http.MethodPost, "/v1/payments/direct-debit", basicHeader, debitBody("233201234567", vodafoneDebit, "20.00", "ddok", callbacks+"/ddok")),
+		"directdebit_charge_response.json")
 	settle(s)
 	callback(s, callbacks+"/mussd", "preapproval_callback_approved.json")
 	callback(s, callbacks+"/mfail", "preapproval_callback_failed.json")
@@ -182,9 +188,7 @@ func providerFlow(t *testing.T) map[string][]byte {
 	body(serve(t, s, http.MethodPost, "/v1/mandates/preapproval/reactivate", basicHeader,
 		`{"customerMsisdn":"233201234567","callbackUrl":"`+callbacks+`/motp2"}`), "preapproval_reactivate.json")
 
-	// Direct debit under the approved USSD mandate: paid, and failed (0001).
-	body(serve(t, s, http.MethodPost, "/v1/payments/direct-debit", basicHeader, debitBody("233241234567", mtnDebit, "20.00", "ddok", callbacks+"/ddok")),
-		"directdebit_charge_response.json")
+	// Direct debit failed (0001) under an approved USSD mandate.
 	serve(t, s, http.MethodPost, "/v1/mandates", basicHeader, mandateBody("mfailing", "233241230001", mtnDebit, callbacks+"/mfailing"))
 	settle(s)
 	serve(t, s, http.MethodPost, "/v1/payments/direct-debit", basicHeader, debitBody("233241230001", mtnDebit, "20.00", "ddko", callbacks+"/ddko"))
@@ -217,6 +221,35 @@ func TestProviderWireAnswersInTheProvidersShapes(t *testing.T) {
 		})
 	}
 	assert.Len(t, got, len(fixtures), "every situation has its fixture")
+}
+
+// Every callback and webhook of the provider's wire describes its outcome in
+// Data.Description as the provider's sample of the same situation does, word for
+// word: the wallet's payment approved, FAILED, the payout made, insufficient
+// prepaid balance, never the merchant's own description of the request.
+func TestProviderCallbacksDescribeTheOutcomeAsTheProviderDoes(t *testing.T) {
+	got := providerFlow(t)
+	fixtures, err := filepath.Glob(filepath.Join(providerFixtures, "*.json"))
+	require.NoError(t, err)
+	compared := 0
+	for _, path := range fixtures {
+		name := filepath.Base(path)
+		if !strings.Contains(name, "_callback_") && !strings.Contains(name, "_webhook") {
+			continue // an answer: its Description is the merchant's, as the provider's samples show
+		}
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		want := object(t, raw)
+		if _, ok := want["Data"]; !ok {
+			continue // the mandate callback has no Data and no Description
+		}
+		wantDescription, ok := object(t, want["Data"])["Description"]
+		require.True(t, ok, "%s has a Description", name)
+		require.Contains(t, got, name)
+		assert.Equal(t, string(wantDescription), string(dataOf(t, got[name], "Data")["Description"]), name)
+		compared++
+	}
+	assert.Equal(t, 9, compared, "receive, debit, send and bank callbacks, each paid and failed, and the checkout webhook")
 }
 
 // minorUnitsOf reads a JSON number of major units exactly as minor units,
@@ -397,4 +430,25 @@ func TestProviderPayoutStatusSaysSuccessWhateverTheState(t *testing.T) {
 	assert.Equal(t, []string{`"success"`, `"failed"`}, []string{code, state})
 	data := object(t, object(t, serve(t, s, http.MethodGet, "/v1/payments/sndwrong", basicHeader, nil).Body.Bytes())["Data"])
 	assert.Equal(t, "null", string(data["networkTransactionId"]), "no network reference on a failed payout, as on the provider's failed transfer")
+}
+
+// Every network money moves through on the provider's wire has the provider's name of
+// its wallet, so no callback describes an outcome with a bare network code.
+func TestProviderNamesTheWalletOfEveryNetwork(t *testing.T) {
+	networks := append(append([]string{}, receiveProviders...), sendProviders...)
+	for _, network := range debitNetworks {
+		networks = append(networks, network)
+	}
+	for _, network := range networks {
+		name, ok := providerWallets[network]
+		assert.True(t, ok, "the provider's name of the %s wallet", network)
+		assert.NotEqual(t, network, name)
+	}
+	assert.Equal(t, "Vodafone cash payment has been made successfully",
+		providerPayoutWords(&movement{Movement: Movement{Kind: string(kindSend), State: StateSucceeded}}, "TELECEL"))
+	assert.Equal(t, "MTN mobile money payment has been made successfully",
+		providerPayoutWords(&movement{Movement: Movement{Kind: string(kindSend), State: StateSucceeded}}, "MTN"))
+	assert.Equal(t, providerFailed,
+		providerPayoutWords(&movement{Movement: Movement{Kind: string(kindBankTransfer), State: StateFailed, ResponseCode: CodeFailed}}, ""),
+		"a failed name check, whose words the provider does not show")
 }
