@@ -50,7 +50,7 @@ func ExampleMandatesService() {
 	d, err := c.Mandates.Charge(ctx, &billing.DirectDebitParams{
 		CustomerMSISDN:     msisdn,
 		Channel:            billing.DirectDebitChannelVodafone,
-		Amount:             4999, // 49.99
+		Amount:             billing.DecimalAmount(billing.GHS(49) + billing.Minor(99)),
 		PrimaryCallbackURL: "https://shop.example.com/callbacks/debit",
 		Description:        "Monthly plan, February",
 		ClientReference:    "plan2001feb",

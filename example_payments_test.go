@@ -24,7 +24,7 @@ func ExamplePaymentsService_CreateCheckout() {
 	ctx := context.Background()
 
 	pay, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{
-		Amount:      5000, // minor units: GHS 50.00
+		Amount:      billing.GHS(50),
 		Description: "Order 1042",
 		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com"},
 		ReturnURL:   "https://shop.example.com/orders/1042",
@@ -59,7 +59,7 @@ func ExamplePaymentsService_Receive() {
 	ctx := context.Background()
 
 	r, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
-		Amount:          2500,
+		Amount:          billing.GHS(25),
 		Phone:           "+233 24 123 4567",
 		Provider:        billing.ProviderMTN,
 		Description:     "Order 1044",
@@ -97,7 +97,7 @@ func ExampleOutcomeUnknownError() {
 	// The sandbox takes the payment, then loses the response.
 	srv.InjectFault(billingtest.Fault{Route: "POST /v1/payments/receive", Kind: billingtest.FaultResponseLost})
 	_, err = c.Payments.Receive(ctx, &billing.ReceiveParams{
-		Amount: 2500, Phone: "233241234567", Provider: billing.ProviderMTN,
+		Amount: billing.GHS(25), Phone: "233241234567", Provider: billing.ProviderMTN,
 		Description: "Order 1045", ClientReference: "order1045",
 	})
 	var unknown *billing.OutcomeUnknownError

@@ -21,7 +21,7 @@ func ExamplePayoutsService_Send() {
 	ctx := context.Background()
 
 	s, err := c.Payouts.Send(ctx, &billing.SendParams{
-		Amount:          15000, // 150.00 GHS
+		Amount:          billing.GHS(150),
 		Phone:           "233201234567",
 		Provider:        billing.ProviderTelecel,
 		Name:            "Kofi Boateng",
@@ -57,7 +57,7 @@ func ExamplePayoutsService_SendToBank() {
 
 	bt, err := c.Payouts.SendToBank(ctx, &billing.BankTransferParams{
 		BankCode:           "300302",
-		Amount:             50000, // 500.00
+		Amount:             billing.DecimalAmount(billing.GHS(500)),
 		PrimaryCallbackURL: "https://shop.example.com/callbacks/bank",
 		Description:        "Supplier invoice 88",
 		BankAccountNumber:  "1441000123456",

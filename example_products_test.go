@@ -25,7 +25,7 @@ func ExampleProductsService() {
 		log.Fatal(err)
 	}
 	quarterly, err := c.Products.CreatePrice(ctx, pro.ID, &billing.PriceCreateParams{
-		UnitAmount:  15000, // 150.00 GHS
+		UnitAmount:  billing.GHS(150),
 		IsRecurring: true, Interval: billing.PriceIntervalMonth, IntervalCount: 3,
 		TrialPeriodDays: 14,
 	})

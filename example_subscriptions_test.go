@@ -31,7 +31,7 @@ func ExampleSubscriptionsService() {
 		log.Fatal(err)
 	}
 	monthly, err := c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{
-		UnitAmount: 5000, IsRecurring: true, Interval: billing.PriceIntervalMonth,
+		UnitAmount: billing.GHS(50), IsRecurring: true, Interval: billing.PriceIntervalMonth,
 	})
 	if err != nil {
 		log.Fatal(err)

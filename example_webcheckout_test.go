@@ -22,7 +22,7 @@ func ExampleNewWebCheckout() {
 	c := srv.Client()
 
 	pay, err := c.Payments.CreateCheckout(context.Background(), &billing.CheckoutParams{
-		Amount:      5000,
+		Amount:      billing.GHS(50),
 		Description: "Two bags of rice", // the web SDK requires a description
 		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233241234567"},
 		ReturnURL:   "https://shop.example.com/thanks",

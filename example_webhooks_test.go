@@ -96,7 +96,7 @@ func ExampleNewTracker() {
 			phone = "+233 24 123 0001" // a sandbox test number: the customer types a wrong PIN
 		}
 		_, err := c.Payments.Receive(ctx, &billing.ReceiveParams{
-			Amount: 2500, Phone: phone, Provider: billing.ProviderMTN, Description: "Order",
+			Amount: billing.GHS(25), Phone: phone, Provider: billing.ProviderMTN, Description: "Order",
 			ClientReference: ref, CallbackURL: callbacks.URL,
 		})
 		if err != nil {

@@ -97,7 +97,9 @@ type TrackerOptions struct {
 	// OnOutcome is called by Run for every final outcome of a tracked movement, once
 	// across all the instances sharing Store: at least once, as an error, a panic or a
 	// crash means it is called again later (with backoff), until it returns nil. Dedupe
-	// on Outcome.ID. Nil means outcomes are only awaited.
+	// on Outcome.ID, or use pgstore's OnOutcomeTx, whose effects commit with the report
+	// exactly once. Await may return an outcome before OnOutcome has run or committed:
+	// act on an outcome in one of them, not both. Nil means outcomes are only awaited.
 	OnOutcome func(context.Context, *Outcome) error
 	// Owner names this instance in the store's leases; empty is a random id. Every
 	// running instance needs its own.
@@ -199,7 +201,8 @@ func randomOwner() string {
 // It keeps what it learns in its Store: with a shared one (package pgstore), several
 // instances of a server resolve movements together and a restart forgets nothing. Record
 // each movement before sending it (Track, or the Tracker's Send, Receive, SendToBank,
-// Charge and CreateMandate, which do both), and call Run on every instance.
+// Charge, CreateMandate and CreateCheckout, which track, then send), and call Run on
+// every instance.
 //
 // A success is never downgraded: a failure reported later for the same reference (a
 // stale or forged callback, a late status check) does not change it. A callback that
@@ -350,7 +353,8 @@ func forgottenError(kind Kind, clientReference string) error {
 // Await returns the outcome of the money movement of the given kind and client
 // reference. It returns as soon as the Tracker's store holds the final outcome (at once
 // if it already does), whichever instance learned it: from a callback, or from a status
-// check of Run. If none has come CallbackWait after the movement started (see Track;
+// check of Run, possibly before OnOutcome has been called for it or has committed. If
+// none has come CallbackWait after the movement started (see Track;
 // an untracked movement is tracked by its first Await), it asks the status check
 // itself, then again with growing pauses, until a final state, the end of ctx, or the
 // give-up limit.

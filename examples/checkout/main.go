@@ -60,7 +60,7 @@ func run(ctx context.Context, out io.Writer) error {
 	go func() { _ = tracker.Run(runCtx) }() // the status checks, for sessions whose webhook never comes
 
 	pay, err := tracker.CreateCheckout(ctx, &billing.CheckoutParams{
-		Amount:          5000, // minor units: GHS 50.00
+		Amount:          billing.GHS(50),
 		Currency:        "GHS",
 		Description:     "Two bags of rice",
 		Customer:        billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233 24 123 4567"},
@@ -91,7 +91,7 @@ func run(ctx context.Context, out io.Writer) error {
 		billing.Money{Amount: paid.Amount, Currency: paid.Currency}, billing.Money{Amount: p.Fee, Currency: p.Currency}, paid.Succeeded())
 
 	// A second payer opens the page and leaves. A day later the session is expired.
-	left, err := tracker.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 12000, Currency: "GHS", Description: "Annual plan", ClientReference: "order1043"})
+	left, err := tracker.CreateCheckout(ctx, &billing.CheckoutParams{Amount: billing.GHS(120), Currency: "GHS", Description: "Annual plan", ClientReference: "order1043"})
 	if err != nil {
 		return err
 	}

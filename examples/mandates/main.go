@@ -97,7 +97,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return tracker.Charge(ctx, &billing.DirectDebitParams{
 			CustomerMSISDN:     msisdn,
 			Channel:            billing.DirectDebitChannelVodafone,
-			Amount:             4999,
+			Amount:             billing.DecimalAmount(billing.GHS(49) + billing.Minor(99)),
 			PrimaryCallbackURL: callbackURL,
 			Description:        "Monthly plan",
 			ClientReference:    ref,

@@ -86,7 +86,7 @@ func run(ctx context.Context, out io.Writer, databaseURL string) error {
 	// once B has written it to the database.
 	ref := fmt.Sprintf("multi%d", run)
 	if _, err := a.Send(ctx, &billing.SendParams{
-		Amount: 15000, Phone: "233201234567", Provider: billing.ProviderTelecel, Name: "Kofi",
+		Amount: billing.GHS(150), Phone: "233201234567", Provider: billing.ProviderTelecel, Name: "Kofi",
 		Description: "Refund", ClientReference: ref, CallbackURL: callbackB,
 	}); err != nil {
 		return err
@@ -107,7 +107,7 @@ func run(ctx context.Context, out io.Writer, databaseURL string) error {
 	}
 	left := fmt.Sprintf("left%d", run)
 	if _, err := c1.Send(ctx, &billing.SendParams{
-		Amount: 2500, Phone: "233201234568", Provider: billing.ProviderTelecel, Name: "Ama",
+		Amount: billing.GHS(25), Phone: "233201234568", Provider: billing.ProviderTelecel, Name: "Ama",
 		Description: "Refund", ClientReference: left, CallbackURL: "http://127.0.0.1:1/instance-c-is-down",
 	}); err != nil {
 		return err

@@ -62,7 +62,7 @@ func run(ctx context.Context, out io.Writer) error {
 		// The Tracker records the payout, then sends it: should this process die in
 		// between, the status check still resolves it (see examples/multiinstance).
 		s, err := tracker.Send(ctx, &billing.SendParams{
-			Amount:          15000, // minor units: GHS 150.00
+			Amount:          billing.GHS(150),
 			Phone:           to.phone,
 			Provider:        billing.ProviderTelecel,
 			Name:            to.who,
@@ -87,7 +87,7 @@ func run(ctx context.Context, out io.Writer) error {
 		ref := fmt.Sprintf("bank%d%d", run, i)
 		bt, err := tracker.SendToBank(ctx, &billing.BankTransferParams{
 			BankCode:           "300302",
-			Amount:             50000,
+			Amount:             billing.DecimalAmount(billing.GHS(500)),
 			PrimaryCallbackURL: callbackURL,
 			Description:        "Supplier invoice",
 			BankAccountNumber:  account,
@@ -107,7 +107,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// MPESA takes no payouts: refused before anything is sent.
 	_, err = c.Payouts.Send(ctx, &billing.SendParams{
-		Amount: 100, Phone: "254712345678", Provider: billing.ProviderMPESA, Description: "x", ClientReference: "x1",
+		Amount: billing.Minor(100), Phone: "254712345678", Provider: billing.ProviderMPESA, Description: "x", ClientReference: "x1",
 	})
 	var invalid *billing.ValidationError
 	if errors.As(err, &invalid) {

@@ -93,7 +93,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("creating a product: %w", err)
 	}
 	price, err := c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{
-		UnitAmount: 5000, IsRecurring: true, Interval: billing.PriceIntervalMonth, TrialPeriodDays: 7,
+		UnitAmount: billing.GHS(50), IsRecurring: true, Interval: billing.PriceIntervalMonth, TrialPeriodDays: 7,
 	})
 	if err != nil {
 		return fmt.Errorf("creating a price: %w", err)
@@ -103,7 +103,7 @@ func run(ctx context.Context, out io.Writer) error {
 		billing.Money{Amount: price.UnitAmount, Currency: price.Currency}, price.IntervalCount, price.Interval)
 
 	// A recurring price needs an interval: refused before sending, like any bad input.
-	_, err = c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{UnitAmount: 5000, IsRecurring: true})
+	_, err = c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{UnitAmount: billing.GHS(50), IsRecurring: true})
 	if errors.As(err, &invalid) {
 		fmt.Fprintf(out, "refused before sending: %s %s\n", invalid.Field, invalid.Rule)
 	}
@@ -138,7 +138,7 @@ func takePayment(ctx context.Context, out io.Writer, c *billing.Client) error {
 
 	ref := fmt.Sprintf("quickstart%d", time.Now().UnixNano()) // one reference per payment, never reused
 	r, err := tracker.Receive(ctx, &billing.ReceiveParams{
-		Amount: 5000, Phone: "+233 24 123 4567", Provider: billing.ProviderMTN,
+		Amount: billing.GHS(50), Phone: "+233 24 123 4567", Provider: billing.ProviderMTN,
 		Description: "Pro plan", ClientReference: ref, CallbackURL: callbacks.URL,
 	})
 	if err != nil {

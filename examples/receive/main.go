@@ -58,7 +58,7 @@ func run(ctx context.Context, out io.Writer) error {
 		// The Tracker records the movement, then sends it: a crash in between forgets
 		// nothing, as its status check is asked later.
 		r, err := tracker.Receive(ctx, &billing.ReceiveParams{
-			Amount:          2500, // minor units: GHS 25.00
+			Amount:          billing.GHS(25),
 			Phone:           payer.phone,
 			Provider:        billing.ProviderMTN,
 			Description:     "Order " + ref,
@@ -91,7 +91,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// A decline is a plain error, and nothing moved.
 	_, err = c.Payments.Receive(ctx, &billing.ReceiveParams{
-		Amount: 2500, Phone: "233241230003", Provider: billing.ProviderMTN, // sandbox test number 0003
+		Amount: billing.GHS(25), Phone: "233241230003", Provider: billing.ProviderMTN, // sandbox test number 0003
 		Description: "Order", ClientReference: fmt.Sprintf("order%d9", run),
 	})
 	var apiErr *billing.APIError
@@ -101,7 +101,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// Bad input never leaves the machine.
 	_, err = c.Payments.Receive(ctx, &billing.ReceiveParams{
-		Amount: 2500, Phone: "024 123 4567", Provider: billing.ProviderMTN, Description: "Order", ClientReference: "x1",
+		Amount: billing.GHS(25), Phone: "024 123 4567", Provider: billing.ProviderMTN, Description: "Order", ClientReference: "x1",
 	})
 	var invalid *billing.ValidationError
 	if errors.As(err, &invalid) {

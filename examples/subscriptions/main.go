@@ -60,7 +60,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("creating a product: %w", err)
 	}
 	price, err := c.Products.CreatePrice(ctx, product.ID, &billing.PriceCreateParams{
-		UnitAmount: 5000, IsRecurring: true, Interval: billing.PriceIntervalMonth, TrialPeriodDays: 14,
+		UnitAmount: billing.GHS(50), IsRecurring: true, Interval: billing.PriceIntervalMonth, TrialPeriodDays: 14,
 	})
 	if err != nil {
 		return fmt.Errorf("creating a price: %w", err)

@@ -97,7 +97,7 @@ type shop struct {
 // web SDK needs for it. The client secret stays here; the page sees the public key.
 func (s *shop) payPage(w http.ResponseWriter, r *http.Request) {
 	pay, err := s.client.Payments.CreateCheckout(r.Context(), &billing.CheckoutParams{
-		Amount:      5000, // minor units: GHS 50.00
+		Amount:      billing.GHS(50),
 		Description: "Two bags of rice",
 		Customer:    billing.CheckoutCustomer{Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233 24 123 4567"},
 		ReturnURL:   s.url + "/thanks", // where a payer who paid in a new tab comes back to

@@ -89,7 +89,7 @@ func run(ctx context.Context, out io.Writer) error {
 	for _, ref := range []string{payment, silent} {
 		// The Tracker records each movement before sending it, so no crash forgets it.
 		if _, err := tracker.Receive(ctx, &billing.ReceiveParams{
-			Amount: 5000, Phone: "+233 24 123 4567", Provider: billing.ProviderMTN,
+			Amount: billing.GHS(50), Phone: "+233 24 123 4567", Provider: billing.ProviderMTN,
 			Description: "Order " + ref, ClientReference: ref, CallbackURL: callbackURL,
 		}); err != nil {
 			return fmt.Errorf("receive %s: %w", ref, err)
@@ -97,7 +97,7 @@ func run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintln(out, "asked for", billing.Money{Amount: 5000, Currency: "GHS"}, "reference", describe(ref, run))
 	}
 	if _, err := tracker.Send(ctx, &billing.SendParams{
-		Amount: 2000, Phone: "+233 20 123 4567", Provider: billing.ProviderTelecel, Name: "Kofi Boateng",
+		Amount: billing.GHS(20), Phone: "+233 20 123 4567", Provider: billing.ProviderTelecel, Name: "Kofi Boateng",
 		Description: "Refund", ClientReference: payout, CallbackURL: callbackURL,
 	}); err != nil {
 		return fmt.Errorf("send %s: %w", payout, err)
@@ -140,7 +140,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// A donation page the shop made without the Tracker: its webhook reaches the event
 	// handler as the payment the service holds.
 	if sandbox != nil {
-		donation, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{Amount: 1000, Description: "Donation"})
+		donation, err := c.Payments.CreateCheckout(ctx, &billing.CheckoutParams{Amount: billing.GHS(10), Description: "Donation"})
 		if err != nil {
 			return err
 		}
