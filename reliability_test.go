@@ -45,7 +45,9 @@ func newFaultyMerchant(t *testing.T, opts ...billingtest.Option) *faultyMerchant
 	t.Helper()
 	srv := billingtest.NewServer(t, append([]billingtest.Option{billingtest.WithManualClock()}, opts...)...)
 	c := srv.Client(billing.WithRetry(billing.DefaultMaxAttempts, time.Millisecond, 5*time.Millisecond))
-	tr := billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock(), GiveUpAfter: matrixGiveUp})
+	// Retention outlasts the hours a matrix cell advances the clock: a second Await must
+	// find the outcome the first one settled, whenever in those hours it settled.
+	tr := billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock(), GiveUpAfter: matrixGiveUp, Retention: 1000 * time.Hour})
 	endpoint := httptest.NewServer(tr.Handler(billing.WithDedupe(0), billing.WithStatusCheckConfirmation(c)))
 	t.Cleanup(endpoint.Close)
 	return &faultyMerchant{srv: srv, client: c, tracker: tr, callbackURL: endpoint.URL + "/callbacks"}
