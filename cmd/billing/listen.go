@@ -98,8 +98,12 @@ listen on an address it reaches and give --public-url.`)
 			_ = ctl.ClearForwardTarget(cleanupCtx)
 		}
 	}()
-	if !*asJSON {
-		fmt.Fprintf(e.stdout, "Forwarding the callbacks and webhooks of the sandbox at %s to %s (listening on %s)\nPress Ctrl+C to stop.\n",
+	banner := e.stdout
+	if *asJSON {
+		banner = e.stderr // stdout holds only the JSON lines
+	}
+	{
+		fmt.Fprintf(banner, "Forwarding the callbacks and webhooks of the sandbox at %s to %s (listening on %s)\nPress Ctrl+C to stop.\n",
 			conn.url, *forwardTo, target)
 	}
 
