@@ -102,10 +102,8 @@ listen on an address it reaches and give --public-url.`)
 	if *asJSON {
 		banner = e.stderr // stdout holds only the JSON lines
 	}
-	{
-		fmt.Fprintf(banner, "Forwarding the callbacks and webhooks of the sandbox at %s to %s (listening on %s)\nPress Ctrl+C to stop.\n",
-			conn.url, *forwardTo, target)
-	}
+	fmt.Fprintf(banner, "Forwarding the callbacks and webhooks of the sandbox at %s to %s (listening on %s)\nPress Ctrl+C to stop.\n",
+		conn.url, *forwardTo, target)
 
 	select {
 	case err := <-served:
