@@ -104,7 +104,7 @@ with the application role pgstore documents.`)
 	if err != nil {
 		return fmt.Errorf("reading the movements: %w", err)
 	}
-	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
 	rows, err := tx.QueryContext(ctx, `SELECT `+stateCase()+`, kind, client_reference,
 		CASE WHEN outcome_id IS NULL THEN asked_amount ELSE amount END,
 		CASE WHEN outcome_id IS NULL THEN asked_currency ELSE currency END,

@@ -73,8 +73,10 @@ var flows = map[string]flow{
 		}, start: startDebit},
 	"mandate": {kind: "mandate", about: "direct-debit mandate (Mandates.Create)",
 		numbers: map[outcome]testNumber{
-			outcomeSuccess: {"233241234567", "a mandate callback with PreapprovalStatus APPROVED (USSD: approved on its own)"},
-			outcomePending: {"233241234567", "nothing until the OTP is verified (OTP mandate: read it with GET /sandbox/sms, then Mandates.VerifyOTP)"},
+			// Mandates have no test numbers; a fresh MSISDN each time, since one
+			// MSISDN holds one pending or approved mandate per channel.
+			outcomeSuccess: {"", "a mandate callback with PreapprovalStatus APPROVED (USSD: approved on its own)"},
+			outcomePending: {"", "nothing until the OTP is verified (OTP mandate: read it with GET /sandbox/sms, then Mandates.VerifyOTP)"},
 		}, start: startMandate},
 	"checkout": {kind: "checkout", about: "hosted checkout session (Payments.CreateCheckout), paid by card through the sandbox's control",
 		numbers: map[outcome]testNumber{
@@ -118,6 +120,7 @@ type trigger struct {
 	outcome     outcome
 	wait        time.Duration // how long --wait (and a debit's mandate) may take
 	checkoutURL string
+	number      string // the number used, when the flow chose it
 }
 
 // triggerResult is what trigger prints, and writes with --json.
@@ -219,6 +222,9 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("starting %s %s: %w", name, ref, err)
 	}
+	if t.number != "" {
+		number.number = t.number
+	}
 	result := triggerResult{Flow: name, Reference: ref, Outcome: string(asked), TestNumber: number.number, Amount: formatAmount(minor) + " GHS",
 		CallbackURL: *callback, Accepted: accepted, Expect: number.expect, CheckoutURL: t.checkoutURL}
 	if !*asJSON {
@@ -256,6 +262,17 @@ func newReference() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("trg%x", b)
+}
+
+// freshMSISDN returns a Ghanaian MSISDN with random digits: 23324 and 7 more.
+func freshMSISDN() string {
+	b := make([]byte, 7)
+	_, _ = rand.Read(b)
+	digits := []byte("23324")
+	for _, x := range b {
+		digits = append(digits, '0'+x%10)
+	}
+	return string(digits)
 }
 
 // isReference is the strictest client reference rule of the flows (send-to-bank,
@@ -353,7 +370,9 @@ func startBank(ctx context.Context, t *trigger, account string) (string, error) 
 	return "accepted, transaction " + r.TransactionID, nil
 }
 
-func startMandate(ctx context.Context, t *trigger, msisdn string) (string, error) {
+func startMandate(ctx context.Context, t *trigger, _ string) (string, error) {
+	msisdn := freshMSISDN()
+	t.number = msisdn
 	channel := billing.DirectDebitChannelMTN // USSD: approved on its own
 	if t.outcome == outcomePending {
 		channel = billing.DirectDebitChannelVodafone // OTP: pending until verified
