@@ -77,10 +77,11 @@ func run(ctx context.Context, args []string, e *env) int {
 		if len(args) > 1 {
 			return run(ctx, []string{args[1], "-h"}, e)
 		}
-		printUsage(e.stdout)
-		if len(args) == 0 {
+		if len(args) == 0 { // a usage mistake: the help goes to stderr, as go's does
+			printUsage(e.stderr)
 			return 2
 		}
+		printUsage(e.stdout)
 		return 0
 	}
 	for _, c := range commands {
@@ -104,7 +105,8 @@ func exitStatus(e *env, name string, err error) int {
 		fmt.Fprintf(e.stderr, "%s: %v\nRun '%s -h' for its flags.\n", name, err, name)
 		return 2
 	case errors.Is(err, context.Canceled):
-		return 1 // interrupted before it finished
+		fmt.Fprintf(e.stderr, "%s: interrupted before it finished\n", name)
+		return 1
 	}
 	fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
 	return 1
