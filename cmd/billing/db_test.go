@@ -113,7 +113,7 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 	srv := billingtest.NewServer(t) // the wall clock, as a Tracker on a database's clock runs
 	store, err := pgstore.New(ctx, appDB)
 	require.NoError(t, err)
-	tracker := billing.NewTracker(srv.Client(), billing.TrackerOptions{Store: store, CallbackWait: time.Hour, RunInterval: 20 * time.Millisecond,
+	tracker := billing.NewTracker(srv.Client(), billing.TrackerOptions{Store: store, CallbackWait: time.Hour, RunInterval: 20 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 		OnOutcome: func(_ context.Context, o *billing.Outcome) error {
 			if o.ClientReference == "pgunrep" {
 				return errors.New("the order service is down")
@@ -140,6 +140,8 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 		WHERE client_reference IN ('pgok', 'pgsilent') AND reported_at IS NOT NULL`)
 	waitFor(t, ownerDB, "pgunrep's report tried", `SELECT report_attempts > 0 FROM billing_movements WHERE client_reference = 'pgunrep'`)
 	waitFor(t, ownerDB, "pgover checked", `SELECT checks > 0 FROM billing_movements WHERE client_reference = 'pgover'`)
+	cancel() // nothing writes from here on: Run's retries would change the rows compared below
+	<-runDone
 	var before string
 	require.NoError(t, ownerDB.QueryRow(`SELECT string_agg(t::text, ',' ORDER BY client_reference) FROM billing_movements t`).Scan(&before))
 
@@ -192,8 +194,6 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 	assert.Regexp(t, `receive\s+pgsilent\s+succeeded\s+0000\s+25\.00 GHS\s+status_check`, stdout)
 	assert.Contains(t, stdout, "1 page(s)")
 
-	cancel()
-	<-runDone
 	var after string
 	require.NoError(t, ownerDB.QueryRow(`SELECT string_agg(t::text, ',' ORDER BY client_reference) FROM billing_movements t`).Scan(&after))
 	assert.Equal(t, before, after, "the commands wrote nothing")
