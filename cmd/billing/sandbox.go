@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,26 +68,18 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 			return usagef("unknown sandbox control %q: use advance, complete or now, or flags to start a sandbox", args[0])
 		}
 	}
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(e.stdout, `Usage: billing sandbox [flags]
-       billing sandbox advance DURATION | complete REFERENCE --method M --outcome O | now
-
-Without a control, serves the sandbox of the billing and payments service until
-interrupted (Ctrl+C), printing its base URL, hosted-checkout address and credentials.
+	err := standalone.Run(ctx, "billing sandbox", args, e.stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(e.stdout, `
 -manual-clock stops its clock: it then moves only with 'billing sandbox advance'.
 
-The controls drive a running sandbox (see 'billing sandbox advance -h'):
-  advance DURATION    move its clock (6m, 1.5s, 250ms) and run what fell due
-  complete REFERENCE  pay or decline a checkout session as the hosted page would
-  now                 print its time
-
+Controls of a running sandbox (each takes --sandbox, --client-id, --client-secret and -h):
+  billing sandbox advance DURATION                     move its clock (6m, 1.5s, 250ms); due work runs
+  billing sandbox complete REFERENCE --method --outcome pay or decline a checkout session as the hosted page would
+  billing sandbox now                                  print its time
 `)
 	}
-	return standalone.Run(ctx, "billing sandbox", args, e.stdout)
-}
-
-func isHelp(arg string) bool {
-	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h"
+	return err
 }
 
 // writeJSON writes v as one line of JSON.
