@@ -26,7 +26,9 @@ import (
 //   - a line that sets BILLING_* or DATABASE_URL needs the reader's own service or
 //     database and is not run; the line beside it that starts scripts/pgtest.sh is
 //     (outside CI, only where PostgreSQL is installed: the script would install it);
-//   - every `go run` the prose names is one of the block lines, so none goes untested.
+//   - every `go run` the prose names is one of the block lines, so none goes untested;
+//   - the `billing` lines of the sh blocks (the command of cmd/billing, built here) run in
+//     order, alone, as one session: a server line first, the others while it serves.
 
 // readmeCommandTimeout bounds one command, its compilation included.
 const readmeCommandTimeout = 5 * time.Minute
@@ -79,6 +81,35 @@ func readmeCommands(t *testing.T) (block []readmeCommand, prose []string) {
 	return block, prose
 }
 
+// readmeBillingSession reads the lines of the README's sh blocks that run the billing
+// command, in order.
+func readmeBillingSession(t *testing.T) []readmeCommand {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session []readmeCommand
+	fence := ""
+	for sc := bufio.NewScanner(bytes.NewReader(readme)); sc.Scan(); {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case fence == "" && strings.HasPrefix(trimmed, "```"):
+			fence = strings.TrimPrefix(trimmed, "```")
+			if fence == "" {
+				fence = "text"
+			}
+		case fence != "" && trimmed == "```":
+			fence = ""
+		case fence == "sh" && strings.HasPrefix(trimmed, "billing "):
+			command, comment, _ := strings.Cut(line, " # ")
+			session = append(session, readmeCommand{line: line, command: strings.TrimSpace(command), comment: strings.TrimSpace(comment)})
+		}
+	}
+	return session
+}
+
 func TestReadmeNamesOnlyCommandsItsBlocksHold(t *testing.T) {
 	block, prose := readmeCommands(t)
 	if len(block) == 0 {
@@ -104,6 +135,9 @@ func TestReadmeCommandsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Not parallel: it runs alone, before the parallel subtests below start, so its
+	// sandbox has the default address to itself.
+	t.Run("billing session", func(t *testing.T) { runBillingSession(t, root, readmeBillingSession(t)) })
 	for _, c := range block {
 		t.Run(c.command, func(t *testing.T) {
 			t.Parallel()
@@ -118,6 +152,86 @@ func TestReadmeCommandsRun(t *testing.T) {
 			}
 			runReadmeCommand(t, root, c)
 		})
+	}
+}
+
+// runBillingSession builds the billing command (cmd/billing, a module of its own), puts
+// it first on PATH and runs the session's lines from dir in order: a line whose comment
+// says "Ctrl+C stops" is a server, started and left serving once it printed its address
+// and "Ctrl+C"; every other line must exit 0. The servers are then interrupted, the last
+// started first, and must stop cleanly.
+func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
+	if len(session) == 0 {
+		t.Fatal("README.md has no billing line in a fenced sh block: its Local development section shows the command")
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "billing"), ".")
+	build.Dir = filepath.Join(dir, "cmd", "billing")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/billing: %v\n%s", err, out)
+	}
+	type server struct {
+		c    readmeCommand
+		cmd  *exec.Cmd
+		out  *syncBuffer
+		done chan error
+	}
+	var servers []*server
+	defer func() {
+		for _, s := range servers { // after a failure: nothing keeps serving
+			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}()
+	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(name, "BILLING_") && name != "PATH" && name != "DATABASE_URL" {
+			env = append(env, kv)
+		}
+	}
+	for _, c := range session {
+		ctx, cancel := context.WithTimeout(context.Background(), readmeCommandTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", "-c", "exec "+c.command)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 10 * time.Second
+		out := &syncBuffer{ready: make(chan struct{})}
+		cmd.Stdout, cmd.Stderr = out, out
+		if !strings.Contains(c.comment, "Ctrl+C stops") {
+			err := cmd.Run()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", c.command, err, out.String())
+			}
+			t.Logf("%s: exit 0\n%s", c.command, out.String())
+			continue
+		}
+		out.readyWhen = func(s string) bool { return strings.Contains(s, "http://") && strings.Contains(s, "Ctrl+C") }
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		s := &server{c: c, cmd: cmd, out: out, done: make(chan error, 1)}
+		go func() { s.done <- cmd.Wait() }()
+		select {
+		case <-out.ready:
+		case err := <-s.done:
+			t.Fatalf("%s stopped before serving (%v):\n%s", c.command, err, out.String())
+		case <-ctx.Done():
+			t.Fatalf("%s did not serve within %s:\n%s", c.command, readmeCommandTimeout, out.String())
+		}
+		servers = append(servers, s)
+	}
+	for len(servers) > 0 {
+		s := servers[len(servers)-1]
+		servers = servers[:len(servers)-1]
+		if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-s.done; err != nil {
+			t.Fatalf("%s did not stop cleanly on Ctrl+C: %v\n%s", s.c.command, err, s.out.String())
+		}
+		t.Logf("%s: stopped cleanly\n%s", s.c.command, s.out.String())
 	}
 }
 

@@ -50,6 +50,9 @@ type Delivery struct {
 	At time.Time
 	// Status is the receiver's HTTP status, or 0 when it could not be reached.
 	Status int
+	// ForwardedTo is where the attempt went instead of URL: the forward target
+	// then set (SetForwardTarget), or "" when it went to URL.
+	ForwardedTo string
 }
 
 // Deliveries returns every callback and webhook attempt so far, oldest first.
@@ -59,7 +62,7 @@ func (s *Server) Deliveries() []Delivery {
 	attempts := s.sandbox.Deliveries()
 	out := make([]Delivery, len(attempts))
 	for i, d := range attempts {
-		out[i] = Delivery{URL: d.URL, Body: d.Body, Attempt: d.Attempt, At: d.At, Status: d.Status}
+		out[i] = Delivery{URL: d.URL, Body: d.Body, Attempt: d.Attempt, At: d.At, Status: d.Status, ForwardedTo: d.ForwardedTo}
 	}
 	return out
 }
@@ -198,6 +201,29 @@ func (s *Server) MovementRecords(clientReference string) []Movement {
 	}
 	return out
 }
+
+// AllMovements returns every money movement the sandbox accepted, by any
+// operation, oldest first: what GET /sandbox/movements answers.
+func (s *Server) AllMovements() []Movement {
+	found := s.sandbox.AllMovements()
+	out := make([]Movement, len(found))
+	for i, m := range found {
+		out[i] = Movement(m)
+	}
+	return out
+}
+
+// SetForwardTarget sends every callback and webhook from now on to target
+// instead of the URL it was meant for, as PUT /sandbox/forward does (billing
+// listen registers itself so): the body is unchanged, the headers
+// Billing-Sandbox-Forwarded-For (the URL it was meant for) and
+// Billing-Sandbox-Attempt are added, and an answer other than 2xx is
+// redelivered on the usual schedule. An empty target clears it. It fails for
+// a target that is not an absolute http or https URL, changing nothing.
+func (s *Server) SetForwardTarget(target string) error { return s.sandbox.SetForwardTarget(target) }
+
+// ForwardTarget returns the forward target, or "" when none is set.
+func (s *Server) ForwardTarget() string { return s.sandbox.ForwardTarget() }
 
 // WithDisbursementBalance sets the starting balance of the disbursement
 // account in minor units; by default it holds 100000000 (1,000,000.00 GHS).

@@ -84,6 +84,41 @@ func TestModuleImportingTheSDKTidiesWithoutTheBrowserLibraries(t *testing.T) {
 	}
 }
 
+// commandModules are the modules the billing command (cmd/billing, a module of its own)
+// needs for PostgreSQL, which a merchant's module must never download because of the SDK.
+var commandModules = []string{"jackc/pgx", "jackc/pgpassfile", "jackc/pgservicefile", "jackc/puddle"}
+
+// A merchant's module that imports the SDK, billingtest and the sandbox-control client
+// tidies offline (GOPROXY=off: nothing is fetched) into a go.sum that names no module the
+// SDK's own go.sum does not, and none of the billing command's.
+func TestMerchantTidyFetchesNothingTheCommandNeeds(t *testing.T) {
+	root := repoRoot(t)
+	require.FileExists(t, filepath.Join(root, "cmd", "billing", "go.mod"), "the billing command is a module of its own")
+	dir := newModule(t, root, "example.com/shop")
+	main := "package main\n\nimport (\n\tbilling \"github.com/billingsdk/billing-go\"\n" +
+		"\t\"github.com/billingsdk/billing-go/billingtest\"\n" +
+		"\t\"github.com/billingsdk/billing-go/billingtest/sandboxctl\"\n)\n\n" +
+		"func main() {\n\tprintln(billing.Version, sandboxctl.DefaultURL)\n\t_, _ = billingtest.Start()\n}\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644))
+
+	cmd := exec.Command("go", "mod", "tidy")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go mod tidy with GOPROXY=off needed a module it would have fetched:\n%s", out)
+
+	rootSum := map[string]bool{}
+	for _, mod := range sumModules(t, root) {
+		rootSum[mod] = true
+	}
+	for _, mod := range sumModules(t, dir) {
+		assert.True(t, rootSum[mod], "the merchant's go.sum names %s, which the SDK's does not", mod)
+		for _, pg := range commandModules {
+			assert.NotContains(t, mod, pg, "a module importing the SDK must not need the billing command's libraries")
+		}
+	}
+}
+
 func TestEveryExampleBuildsWhenCopiedAlone(t *testing.T) {
 	root := repoRoot(t)
 	entries, err := os.ReadDir(filepath.Join(root, "examples"))

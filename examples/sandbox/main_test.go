@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -140,33 +139,6 @@ func TestRunRefusesBadFlags(t *testing.T) {
 	assert.Error(t, run(ctx, []string{"-addr", "256.0.0.1:0"}, io.Discard))
 	assert.ErrorContains(t, run(ctx, []string{"-disbursement-balance", "10.123"}, io.Discard), "-disbursement-balance")
 	assert.ErrorContains(t, run(ctx, []string{"-checkout-lifetime", "0s"}, io.Discard), "-checkout-lifetime")
-}
-
-func TestParsePrefixes(t *testing.T) {
-	prefixes, err := parsePrefixes([]string{"127.0.0.0/8", "10.1.2.3/8", "::1", "203.0.113.9", "::ffff:198.51.100.1"})
-	require.NoError(t, err)
-	assert.Equal(t, []netip.Prefix{
-		netip.MustParsePrefix("127.0.0.0/8"),
-		netip.MustParsePrefix("10.0.0.0/8"),
-		netip.MustParsePrefix("::1/128"),
-		netip.MustParsePrefix("203.0.113.9/32"),
-		netip.MustParsePrefix("198.51.100.1/32"),
-	}, prefixes)
-	assert.Equal(t, []string{"a", "b"}, splitList(" a, ,b,"))
-}
-
-func TestParseAmount(t *testing.T) {
-	for text, want := range map[string]int64{"1000000": 100_000_000, "250.5": 25_050, "0.01": 1, "10.00": 1_000} {
-		got, err := parseAmount(text)
-		require.NoError(t, err, text)
-		assert.Equal(t, want, got, text)
-	}
-	for _, text := range []string{"", "0", "0.00", "-5", "1.234", "1.", ".5", "1e3", "ten", "1000000000000"} {
-		_, err := parseAmount(text)
-		assert.Error(t, err, text)
-	}
-	assert.Equal(t, "1000000.00", formatAmount(100_000_000))
-	assert.Equal(t, "0.05", formatAmount(5))
 }
 
 func TestRunArmsItsFaults(t *testing.T) {

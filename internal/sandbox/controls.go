@@ -19,27 +19,44 @@ func controlRoutes(s *Server) []route {
 	}
 }
 
-// clockView is the answer of a clock move.
-type clockView struct {
-	Now timestamp `json:"now"`
-}
-
-// advanceClock moves the sandbox clock by {"seconds": N} and answers the new
-// time once the work that became due has run.
+// advanceClock moves the sandbox clock by {"seconds": N} or by {"duration":
+// "1.5s"} (Go's duration syntax: any length, not only whole seconds) and
+// answers the new time once the work that became due has run.
 func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeFields(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	f.require("seconds")
-	seconds, _ := f.integerRange("seconds", 0, maxAdvanceSeconds)
+	var d time.Duration
+	if f.has("duration") {
+		d = f.advanceDuration("duration")
+		if f.has("seconds") {
+			f.fail("seconds", "give seconds or duration, not both")
+		}
+	} else {
+		f.require("seconds")
+		seconds, _ := f.integerRange("seconds", 0, maxAdvanceSeconds)
+		d = time.Duration(seconds) * time.Second
+	}
 	if err := f.err(); err != nil {
 		writeError(w, err)
 		return
 	}
-	s.Advance(time.Duration(seconds) * time.Second)
-	writeData(w, http.StatusOK, clockView{Now: timestamp{s.Now()}})
+	s.Advance(d)
+	writeData(w, http.StatusOK, newClockView(s.Now()))
+}
+
+// advanceDuration reads a clock move written in Go's duration syntax ("6m",
+// "1.5s", "250ms"): from 0 to maxAdvanceSeconds.
+func (f *fields) advanceDuration(name string) time.Duration {
+	text, _ := f.optionalString(name)
+	d, err := time.ParseDuration(text)
+	if err != nil || d < 0 || d > maxAdvanceSeconds*time.Second {
+		f.fail(name, "%s must be a duration such as 6m, 1.5s or 250ms, from 0 to 100 years", name)
+		return 0
+	}
+	return d
 }
 
 // completeCheckout completes a PENDING checkout session as the hosted page

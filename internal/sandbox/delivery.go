@@ -2,11 +2,13 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -24,11 +26,14 @@ const deliveryTimeout = 5 * time.Second
 
 // Delivery is one attempt at posting a callback or webhook.
 type Delivery struct {
-	URL     string
-	Body    json.RawMessage
-	Attempt int       // 1 for the first attempt
-	At      time.Time // sandbox time of the attempt
-	Status  int       // the receiver's HTTP status; 0 when it could not be reached
+	URL string // where it was meant to go
+	// ForwardedTo is where it went instead, the forward target then set
+	// (SetForwardTarget); "" when it went to URL.
+	ForwardedTo string
+	Body        json.RawMessage
+	Attempt     int       // 1 for the first attempt
+	At          time.Time // sandbox time of the attempt
+	Status      int       // the receiver's HTTP status; 0 when it could not be reached
 }
 
 // deliveries records every attempt, for tests and the sandbox's own controls.
@@ -54,9 +59,17 @@ func (s *Server) deliver(url string, body any) {
 }
 
 func (s *Server) attemptDelivery(url string, payload []byte, attempt int) {
-	status := post(url, payload)
+	d := Delivery{URL: url, Body: payload, Attempt: attempt, At: s.Now()}
+	header := http.Header{}
+	if target := s.forward.of(url); target != url {
+		d.ForwardedTo = target
+		header.Set(ForwardedForHeader, url)
+		header.Set(AttemptHeader, strconv.Itoa(attempt))
+	}
+	d.Status = post(cmp.Or(d.ForwardedTo, url), payload, header)
+	status := d.Status
 	s.deliveries.mu.Lock()
-	s.deliveries.log = append(s.deliveries.log, Delivery{URL: url, Body: payload, Attempt: attempt, At: s.Now(), Status: status})
+	s.deliveries.log = append(s.deliveries.log, d)
 	s.deliveries.mu.Unlock()
 	if status >= 200 && status < 300 {
 		return
@@ -68,14 +81,17 @@ func (s *Server) attemptDelivery(url string, payload []byte, attempt int) {
 	s.schedule(s.Now().Add(redeliveryWaits[attempt-1]), func() { s.attemptDelivery(url, payload, attempt+1) })
 }
 
-// post sends one attempt and returns the receiver's status, or 0 when it could not be
-// reached.
-func post(url string, payload []byte) int {
+// post sends one attempt, with header added, and returns the receiver's status, or 0
+// when it could not be reached.
+func post(url string, payload []byte, header http.Header) int {
 	ctx, cancel := context.WithTimeout(context.Background(), deliveryTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return 0
+	}
+	for name, values := range header {
+		req.Header[name] = values
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := deliveryClient.Do(req)

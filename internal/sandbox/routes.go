@@ -45,6 +45,7 @@ var routeGroups = []func(*Server) []route{
 	mandateRoutes,
 	checkoutPageRoutes,
 	controlRoutes,
+	inspectControlRoutes,
 	faultRoutes,
 	callbackFaultRoutes,
 }

@@ -177,6 +177,7 @@ type Server struct {
 	shapes  *shapes // the wire's renderings of answers and callbacks (wire.go)
 
 	deliveries deliveries                 // every callback and webhook attempt
+	forward    forwardTarget              // where every delivery goes instead, while set (controls_listen.go)
 	faults     armedFaults[requestEffect] // injected request faults, under their own lock (faults.go)
 
 	callbackFaults armedFaults[callbackEffect] // injected callback faults, under their own lock
