@@ -3,6 +3,7 @@ package sandbox
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,19 @@ var routeGroups = []func(*Server) []route{
 	inspectControlRoutes,
 	faultRoutes,
 	callbackFaultRoutes,
+}
+
+// ControlPatterns returns the patterns of the sandbox's own controls (the routes under
+// /sandbox/, which the real service does not have), in the route table's order, for a
+// program that lists them.
+func ControlPatterns() []string {
+	var out []string
+	for _, rt := range (&Server{}).routes() {
+		if _, path, _ := strings.Cut(rt.pattern, " "); strings.HasPrefix(path, "/sandbox/") {
+			out = append(out, rt.pattern)
+		}
+	}
+	return out
 }
 
 // routes returns every row of the route table, in routeGroups order.

@@ -166,12 +166,12 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, clock string, 
   wire:                 %s
   clock:                %s
   faults armed:         %d on requests, %d on callbacks
-  sandbox controls:     GET /sandbox/clock, POST /sandbox/clock/advance, POST /sandbox/payments/{reference}/complete, GET /sandbox/sms?msisdn=, GET /sandbox/movements, GET /sandbox/deliveries, PUT /sandbox/forward, POST /sandbox/faults, POST /sandbox/callbacks/faults
+  sandbox controls:     %s
 Press Ctrl+C to stop.
 `, baseURL, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
 		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
 		formatAmount(cfg.DisbursementBalance), cfg.SalesAccount, cfg.CheckoutLifetime, strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
-		cfg.Wire, clock, faults, callbackFaults)
+		cfg.Wire, clock, faults, callbackFaults, strings.Join(sandbox.ControlPatterns(), ", "))
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
