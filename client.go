@@ -492,6 +492,8 @@ type op struct {
 	// changesState flag). Nothing in its method says so, so its caller is told
 	// ErrOutcomeUnknown when it failed after it was written.
 	changesState bool
+	// refused is the path builder's refusal of a path argument: the call is not made.
+	refused error
 }
 
 // sideEffects reports whether o changes state on the service (see endpoint.sideEffects).
@@ -583,6 +585,12 @@ type decodeTarget interface {
 // encode, authenticate, send with the retry policy, decode, and turn failures into typed
 // errors.
 func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
+	if ctx == nil {
+		return errNilContext()
+	}
+	if o.refused != nil {
+		return o.refused
+	}
 	auth, err := c.authorization(o.auth)
 	if err != nil {
 		return err
@@ -913,7 +921,11 @@ func (c *Client) requestURL(o *op) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("billing: encoding query of %s: %w", o.path, err)
 	}
-	if q := v.Encode(); q != "" {
+	q, err := encodeQuery(v)
+	if err != nil {
+		return "", err
+	}
+	if q != "" {
 		u += "?" + q
 	}
 	return u, nil
