@@ -188,12 +188,12 @@ func (o *routeObserver) take() []string {
 // added with a new params type fails TestHostileIDsReachOnlyTheirRoute until its type is
 // listed here.
 var validParams = map[reflect.Type]func() any{
-	reflect.TypeFor[*CustomerCreateParams]():    func() any { return &CustomerCreateParams{Email: "ama@example.com", Name: "Ama"} },
-	reflect.TypeFor[*CustomerUpdateParams]():    func() any { return &CustomerUpdateParams{Name: "Ama"} },
-	reflect.TypeFor[*CustomerListParams]():      func() any { return &CustomerListParams{Email: "ama@example.com"} },
-	reflect.TypeFor[*ProductCreateParams]():     func() any { return &ProductCreateParams{Name: "Basic"} },
-	reflect.TypeFor[*ProductListParams]():       func() any { return &ProductListParams{} },
-	reflect.TypeFor[*PriceCreateParams]():       func() any { return &PriceCreateParams{UnitAmount: 2500} },
+	reflect.TypeFor[*CustomerCreateParams](): func() any { return &CustomerCreateParams{Email: "ama@example.com", Name: "Ama"} },
+	reflect.TypeFor[*CustomerUpdateParams](): func() any { return &CustomerUpdateParams{Name: "Ama"} },
+	reflect.TypeFor[*CustomerListParams]():   func() any { return &CustomerListParams{Email: "ama@example.com"} },
+	reflect.TypeFor[*ProductCreateParams]():  func() any { return &ProductCreateParams{Name: "Basic"} },
+	reflect.TypeFor[*ProductListParams]():    func() any { return &ProductListParams{} },
+	reflect.TypeFor[*PriceCreateParams]():    func() any { return &PriceCreateParams{UnitAmount: 2500} },
 	reflect.TypeFor[*SubscriptionCreateParams](): func() any {
 		return &SubscriptionCreateParams{CustomerID: "cust_1", PriceID: "price_1"}
 	},
