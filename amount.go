@@ -94,7 +94,7 @@ func ParseDecimalAmount(s string) (DecimalAmount, error) {
 	}
 	magnitude := units*100 + cents
 	if neg {
-		return DecimalAmount(-int64(magnitude - 1) - 1), nil // safe for MinInt64
+		return DecimalAmount(-int64(magnitude-1) - 1), nil // safe for MinInt64
 	}
 	return DecimalAmount(magnitude), nil
 }
