@@ -70,7 +70,6 @@ func TestNilContextAndNilArgumentsAreErrorsNotPanics(t *testing.T) {
 	calls := contextCalls(t, c)
 	for _, call := range calls {
 		fn := call.fn()
-		//lint:ignore SA1012 a nil context is what the test gives
 		err := invoke(fn, argsFor(fn, nil))
 		if assert.Error(t, err, "%s(nil, ...)", call.name) {
 			assert.NotContains(t, err.Error(), "panic", "%s(nil, ...)", call.name)
@@ -111,7 +110,7 @@ func TestNewTrackerRefusesANilClient(t *testing.T) {
 func TestNilContextErrorNamesTheContext(t *testing.T) {
 	c, _ := newMockClient(t)
 	//lint:ignore SA1012 a nil context is what the test gives
-	_, err := c.Customers.Get(nil, "cust_1") //nolint:staticcheck
+	_, err := c.Customers.Get(nil, "cust_1")
 	v := requireValidationError(t, err)
 	assert.Equal(t, "ctx", v.Field)
 	assert.True(t, strings.Contains(v.Rule, "context.Background"))

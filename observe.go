@@ -71,7 +71,8 @@ type CallInfo struct {
 	// OutcomeUnknown reports that Err matches ErrOutcomeUnknown: a money movement was
 	// sent and its result is not known.
 	OutcomeUnknown bool
-	// Err is the error the call returned, nil on success.
+	// Err is the error the call returned, nil on success, with its text scrubbed as
+	// AttemptInfo.Err is.
 	Err error
 }
 
@@ -89,7 +90,9 @@ type AttemptInfo struct {
 	// RequestID is the service's id of the attempt's request, if sent.
 	RequestID string
 	// Err is the transport's error (no connection, a reset, a timeout, an unreadable
-	// body), nil when a whole response was received, whatever its status.
+	// body), nil when a whole response was received, whatever its status. Its text is
+	// scrubbed (see Scrub) and names the call's Route where the transport wrote the
+	// URL; errors.Is and errors.As reach the error beneath.
 	Err error
 	// Retryable reports that the retry policy judged the attempt worth repeating:
 	// another attempt follows unless the attempts ran out or ctx ended first.
