@@ -11,8 +11,8 @@ import (
 // ("0241234567", or "24 123 4567" without its trunk 0) is refused, because the country it
 // belongs to cannot be known. A number of a country the mobile-money providers serve
 // (phoneCountries: Ghana, Kenya) must have that country's length, and no trunk 0 after
-// the country code ("+233 024 123 4567" is refused); any other number must have 10 to 15
-// digits with its country code.
+// the country code ("+233 024 123 4567" is refused); any other number must have 7 to 15
+// digits with its country code, and not as many as a provider country's national number.
 func NormalizePhone(phone string) (string, error) {
 	return normalizePhone("phone", phone)
 }
@@ -35,11 +35,12 @@ var phoneCountries = []phoneCountry{
 }
 
 // The bounds of a number of any other country, with its country code: E.164 allows 15
-// digits, and a number shorter than 10 is most often a provider country's local number
-// written without its trunk 0 ("24 123 4567" read as +241 Gabon). The few territories
-// whose numbers are shorter (Niue, Saint Helena) have no mobile money here.
+// digits, and the shortest numbers in use have 7 (Niue: +683 4002). A number exactly as
+// long as a provider country's national number is that country's local number written
+// without its trunk 0 ("24 123 4567" would otherwise go out as +241, Gabon): it is
+// refused, and with it the rare numbers of that length elsewhere (the Faroes, Greenland).
 const (
-	minOtherPhone = 10
+	minOtherPhone = 7
 	maxPhone      = 15
 )
 
@@ -78,8 +79,13 @@ func normalizePhone(field, phone string) (string, error) {
 		}
 		return digits, nil
 	}
+	for _, c := range phoneCountries {
+		if len(digits) == c.national {
+			return "", invalid(field, fmt.Sprintf("has %d digits, as a national number of %s has without its country code and trunk 0: send it in international form, like %s", c.national, c.name, c.example))
+		}
+	}
 	if len(digits) < minOtherPhone || len(digits) > maxPhone {
-		return "", invalid(field, fmt.Sprintf("must have %d to %d digits in international form, country code first, like 233241234567; a local number without its trunk 0 is not one", minOtherPhone, maxPhone))
+		return "", invalid(field, fmt.Sprintf("must have %d to %d digits in international form, country code first, like 233241234567", minOtherPhone, maxPhone))
 	}
 	return digits, nil
 }

@@ -91,7 +91,7 @@ func TestPhoneRulesOfTheProvidersCountries(t *testing.T) {
 		_, err := NormalizePhone(in)
 		requireValidationError(t, err)
 	}
-	for _, in := range []string{"+1 415 555 0100", "+44 20 7946 0958", "+234 803 123 4567"} {
+	for _, in := range []string{"+1 415 555 0100", "+44 20 7946 0958", "+234 803 123 4567", "+683 4002", "+49 1512 345 678 901"} {
 		_, err := NormalizePhone(in)
 		require.NoError(t, err, in)
 	}
