@@ -81,16 +81,22 @@ func ParseDecimalAmount(s string) (DecimalAmount, error) {
 	for len(frac) < 2 {
 		frac += "0"
 	}
-	units, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || units > (math.MaxInt64-99)/100 {
+	// The magnitude may reach MaxInt64, or MinInt64's one more when negative: exactly the
+	// amounts String writes.
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++
+	}
+	units, err := strconv.ParseUint(whole, 10, 64)
+	cents, _ := strconv.ParseUint(frac, 10, 64)
+	if err != nil || units > (limit-cents)/100 {
 		return 0, fmt.Errorf("billing: %q is out of range", orig)
 	}
-	cents, _ := strconv.ParseInt(frac, 10, 64)
-	v := units*100 + cents
+	magnitude := units*100 + cents
 	if neg {
-		v = -v
+		return DecimalAmount(-int64(magnitude-1) - 1), nil // safe for MinInt64
 	}
-	return DecimalAmount(v), nil
+	return DecimalAmount(magnitude), nil
 }
 
 func allDigits(s string) bool {

@@ -44,7 +44,7 @@ func TestDecimalAmountRefusesWhatItCannotHoldExactly(t *testing.T) {
 }
 
 func FuzzDecimalAmount(f *testing.F) {
-	for _, seed := range []string{"10.50", "0", "-3.1", "10.555", "1e3", "00.1", "92233720368547758.07"} {
+	for _, seed := range []string{"10.50", "0", "-3.1", "10.555", "1e3", "00.1", "92233720368547758.07", "-92233720368547758.08", "92233720368547758.08", "-0.00"} {
 		f.Add(seed)
 	}
 	for _, seed := range fixtureAmounts(f) {
@@ -86,4 +86,25 @@ func TestNullableThreeStates(t *testing.T) {
 	assert.False(t, ok)
 	assert.True(t, Null[int]().IsNull())
 	assert.True(t, Nullable[int]{}.IsZero())
+}
+
+// Writer and reader accept the same set at the int64 edges: every amount String writes
+// parses back to itself, and one minor unit beyond either end is refused.
+func TestDecimalAmountEdges(t *testing.T) {
+	for _, v := range []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt64 - 99, math.MaxInt64 - 100, math.MinInt64, math.MinInt64 + 1,
+		math.MinInt64 + 99, math.MinInt64 + 100, -1, 0, 1, -100, 100} {
+		a := DecimalAmount(v)
+		back, err := ParseDecimalAmount(a.String())
+		require.NoError(t, err, a.String())
+		assert.Equal(t, a, back, a.String())
+		b, err := json.Marshal(a)
+		require.NoError(t, err)
+		var decoded DecimalAmount
+		require.NoError(t, json.Unmarshal(b, &decoded), string(b))
+		assert.Equal(t, a, decoded)
+	}
+	for _, s := range []string{"92233720368547758.08", "-92233720368547758.09", "92233720368547759", "-92233720368547759", "184467440737095516.16"} {
+		_, err := ParseDecimalAmount(s)
+		assert.ErrorContains(t, err, "out of range", s)
+	}
 }

@@ -874,7 +874,7 @@ func TestBadInputEdgesPassBothSides(t *testing.T) {
 			return err
 		},
 		"a 15-digit international phone": func() error {
-			_, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{Email: "long@example.com", Name: "Long", Phone: "+233 241 234 567 890", Currency: "usd", Metadata: flat})
+			_, err := c.Customers.Create(ctx, &billing.CustomerCreateParams{Email: "long@example.com", Name: "Long", Phone: "+49 1512 345 678 901", Currency: "usd", Metadata: flat})
 			return err
 		},
 		"list limits 1 and 100": func() error {

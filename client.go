@@ -51,6 +51,10 @@ type Client struct {
 
 	observer *clientObserver // nil unless WithObserver
 
+	// scrub is the gate every error, log record and Observer callback leaves through
+	// (scrub.go), knowing the Client's own credentials.
+	scrub *scrubber
+
 	// Customers registers and manages customers.
 	Customers *CustomersService
 	// Products keeps the catalog: products and their one-time or recurring prices.
@@ -246,15 +250,18 @@ func NewClient(opts ...Option) (*Client, error) {
 		base:                base.String(),
 		disbursementAccount: cfg.disbursementAccount,
 		userAgent:           userAgent(cfg.userAgent),
-		logger:              cfg.logger,
 		maxRetryAfter:       time.Minute,
 		retryWait:           func(d time.Duration) time.Duration { return d },
 	}
+	basic := ""
+	if cfg.clientID != "" {
+		basic = base64.StdEncoding.EncodeToString([]byte(cfg.clientID + ":" + cfg.clientSecret))
+		c.basicAuth = "Basic " + basic
+	}
+	c.scrub = newScrubber(basic, cfg.clientSecret, cfg.secretKey, cfg.sessionToken, cfg.disbursementAccount)
+	c.logger = scrubLogger(cfg.logger, c.scrub)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.clientID != "" {
-		c.basicAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.clientID+":"+cfg.clientSecret))
 	}
 	if cfg.secretKey != "" {
 		c.secretKeyAuth = "Bearer " + cfg.secretKey
@@ -290,6 +297,11 @@ func parseBaseURL(raw string) (*url.URL, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err // url.Error quotes the raw URL, password included
 		}
+		if shown != raw {
+			// The parser's own words may quote a piece of the password (an "invalid
+			// port" cut from it at a ':').
+			err = errors.New("it does not parse as a URL")
+		}
 		return nil, fmt.Errorf("billing: base URL %q: %w", shown, err)
 	}
 	if !u.IsAbs() || u.Host == "" {
@@ -320,11 +332,9 @@ func redactUserinfo(raw string) string {
 	if i := strings.Index(rest, "//"); i >= 0 {
 		prefix, rest = rest[:i+2], rest[i+2:]
 	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndexByte(rest[:end], '@')
+	// The userinfo runs to the last '@': a password may hold '/', '?', '#' and '@' too,
+	// and hiding a path with it is better than quoting a password.
+	at := strings.LastIndexByte(rest, '@')
 	if at < 0 {
 		return raw
 	}
@@ -492,6 +502,8 @@ type op struct {
 	// changesState flag). Nothing in its method says so, so its caller is told
 	// ErrOutcomeUnknown when it failed after it was written.
 	changesState bool
+	// refused is the path builder's refusal of a path argument: the call is not made.
+	refused error
 }
 
 // sideEffects reports whether o changes state on the service (see endpoint.sideEffects).
@@ -583,6 +595,12 @@ type decodeTarget interface {
 // encode, authenticate, send with the retry policy, decode, and turn failures into typed
 // errors.
 func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
+	if ctx == nil {
+		return errNilContext()
+	}
+	if o.refused != nil {
+		return o.refused
+	}
 	auth, err := c.authorization(o.auth)
 	if err != nil {
 		return err
@@ -913,7 +931,11 @@ func (c *Client) requestURL(o *op) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("billing: encoding query of %s: %w", o.path, err)
 	}
-	if q := v.Encode(); q != "" {
+	q, err := encodeQuery(v)
+	if err != nil {
+		return "", err
+	}
+	if q != "" {
 		u += "?" + q
 	}
 	return u, nil

@@ -126,19 +126,16 @@ func (p *CreditTransactionListParams) validate() error {
 // Get returns the credit wallet of a customer. A customer who was never granted credits
 // has no wallet: the error matches ErrNotFound.
 func (s *CreditsService) Get(ctx context.Context, customerID string) (*CreditWallet, error) {
-	if err := required("customerId", customerID); err != nil {
-		return nil, err
-	}
-	return send[CreditWallet](ctx, s.client, epCreditWalletGet.op(nil, customerID))
+	return send[CreditWallet](ctx, s.client, epCreditWalletGet.op(nil, seg("customerId", customerID)))
 }
 
 // Grant adds credits to a customer's wallet, creating the wallet on the first grant, and
 // returns the new balance with the GRANT entry it wrote.
 func (s *CreditsService) Grant(ctx context.Context, customerID string, p *CreditGrantParams) (*CreditChange, error) {
-	if err := firstError(required("customerId", customerID), p.validate()); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return send[CreditChange](ctx, s.client, epCreditGrant.op(p, customerID))
+	return send[CreditChange](ctx, s.client, epCreditGrant.op(p, seg("customerId", customerID)))
 }
 
 // Deduct takes credits out of a customer's wallet and returns the new balance with the
@@ -148,10 +145,10 @@ func (s *CreditsService) Grant(ctx context.Context, customerID string, p *Credit
 // A deduct is not retried once it may have reached the service, since it could be
 // applied twice.
 func (s *CreditsService) Deduct(ctx context.Context, customerID string, p *CreditDeductParams) (*CreditChange, error) {
-	if err := firstError(required("customerId", customerID), p.validate()); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return send[CreditChange](ctx, s.client, epCreditDeduct.op(p, customerID))
+	return send[CreditChange](ctx, s.client, epCreditDeduct.op(p, seg("customerId", customerID)))
 }
 
 // TransactionsPage returns one page of a customer's ledger, newest entry first.
@@ -159,10 +156,10 @@ func (s *CreditsService) TransactionsPage(ctx context.Context, customerID string
 	if p == nil {
 		p = &CreditTransactionListParams{}
 	}
-	if err := firstError(required("customerId", customerID), p.validate()); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return send[Page[CreditTransaction]](ctx, s.client, epCreditTransactionList.op(p, customerID))
+	return send[Page[CreditTransaction]](ctx, s.client, epCreditTransactionList.op(p, seg("customerId", customerID)))
 }
 
 // Transactions returns every ledger entry of a customer matching p, newest first,

@@ -133,11 +133,10 @@ func TestCreditsTransactionsWalksTheLedger(t *testing.T) {
 	assert.Len(t, page.Items, 2)
 }
 
-func TestCreditsEscapeTheCustomerID(t *testing.T) {
-	c, mock := newMockClient(t)
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/credits/cust%2F..%2Fx", fixtureResponder(t, 404, "errors/not_found.json"))
-	_, err := c.Credits.Get(ctx(), "cust/../x")
-	require.ErrorIs(t, err, ErrNotFound)
+func TestCreditsRefuseACustomerIDOfMoreThanOneSegment(t *testing.T) {
+	requireRefusedBeforeSending(t, map[string]refusal{
+		"slash": {func(c *Client) error { _, err := c.Credits.Get(ctx(), "cust/../x"); return err }, "customerId"},
+	})
 }
 
 func TestCreditsValidationSendsNothing(t *testing.T) {

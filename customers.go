@@ -127,15 +127,12 @@ func (s *CustomersService) Create(ctx context.Context, p *CustomerCreateParams) 
 
 // Get returns the customer with the given id.
 func (s *CustomersService) Get(ctx context.Context, id string) (*Customer, error) {
-	if err := required("id", id); err != nil {
-		return nil, err
-	}
-	return send[Customer](ctx, s.client, epCustomerGet.op(nil, id))
+	return send[Customer](ctx, s.client, epCustomerGet.op(nil, seg("id", id)))
 }
 
 // Update changes the fields of a customer that p sets, and returns the new record.
 func (s *CustomersService) Update(ctx context.Context, id string, p *CustomerUpdateParams) (*Customer, error) {
-	if err := firstError(required("id", id), p.validate()); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	body := *p
@@ -145,7 +142,7 @@ func (s *CustomersService) Update(ctx context.Context, id string, p *CustomerUpd
 		}
 		body.Phone = Value(phone)
 	}
-	return send[Customer](ctx, s.client, epCustomerUpdate.op(&body, id))
+	return send[Customer](ctx, s.client, epCustomerUpdate.op(&body, seg("id", id)))
 }
 
 // ListPage returns one page of customers.

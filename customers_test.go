@@ -49,11 +49,14 @@ func TestBillingResourcesPreferTheSecretKey(t *testing.T) {
 	assert.Equal(t, "Bearer sk_test_abc", auth)
 }
 
-func TestCustomersGetEscapesTheIDAndMapsNotFound(t *testing.T) {
+func TestCustomersGetRefusesAPathIDAndMapsNotFound(t *testing.T) {
+	requireRefusedBeforeSending(t, map[string]refusal{
+		"slash": {func(c *Client) error { _, err := c.Customers.Get(ctx(), "cust/../x"); return err }, "id"},
+	})
 	c, mock := newMockClient(t)
-	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/customers/cust%2F..%2Fx", fixtureResponder(t, 404, "errors/not_found.json"))
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/customers/cust_missing", fixtureResponder(t, 404, "errors/not_found.json"))
 
-	_, err := c.Customers.Get(context.Background(), "cust/../x")
+	_, err := c.Customers.Get(context.Background(), "cust_missing")
 	require.ErrorIs(t, err, ErrNotFound)
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)

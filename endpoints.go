@@ -2,8 +2,6 @@ package billing
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 )
 
 // This file holds the request policy of every endpoint the SDK calls, once: its method,
@@ -180,9 +178,11 @@ var endpoints = [endpointCount]endpoint{
 }
 
 // op builds a call of the endpoint. pathArgs fill the template's segments in order, each
-// escaped as one segment; params become the query string of a GET and the JSON body of
-// any other method (nil for none).
-func (id endpointID) op(params any, pathArgs ...string) *op {
+// through the path builder (paths.go), which refuses a value that is not exactly one
+// segment: the call then carries the refusal and do returns it before anything is sent.
+// params become the query string of a GET and the JSON body of any other method (nil
+// for none).
+func (id endpointID) op(params any, pathArgs ...pathValue) *op {
 	// Small enough to inline, so the op can live on the caller's stack.
 	o := new(op)
 	o.set(id, params, pathArgs)
@@ -191,7 +191,7 @@ func (id endpointID) op(params any, pathArgs ...string) *op {
 
 // movement builds the call of a money movement, as op does, naming its client reference
 // in ErrOutcomeUnknown so the caller can resolve it.
-func (id endpointID) movement(clientReference string, body any, pathArgs ...string) *op {
+func (id endpointID) movement(clientReference string, body any, pathArgs ...pathValue) *op {
 	o := new(op)
 	o.set(id, body, pathArgs)
 	o.clientReference = clientReference
@@ -199,11 +199,12 @@ func (id endpointID) movement(clientReference string, body any, pathArgs ...stri
 }
 
 // set makes o a call of the endpoint id (see endpointID.op).
-func (o *op) set(id endpointID, params any, pathArgs []string) {
+func (o *op) set(id endpointID, params any, pathArgs []pathValue) {
 	e := &endpoints[id]
+	path, err := e.fill(pathArgs)
 	*o = op{
 		method:              e.method,
-		path:                e.fill(pathArgs),
+		path:                path,
 		template:            e.path,
 		auth:                e.auth,
 		retry:               e.retry,
@@ -211,36 +212,11 @@ func (o *op) set(id endpointID, params any, pathArgs []string) {
 		codeIsData:          e.flags&codeIsData != 0,
 		acceptedWithoutCode: e.flags&acceptedWithoutCode != 0,
 		changesState:        e.flags&changesState != 0,
+		refused:             err,
 	}
 	if e.method == http.MethodGet {
 		o.query = params
 	} else {
 		o.body = params
 	}
-}
-
-// fill returns the path with args in the template's segments, each escaped with
-// url.PathEscape so an argument can never reach another segment or the query.
-func (e *endpoint) fill(args []string) string {
-	if len(args) == 0 && !strings.Contains(e.path, "{") {
-		return e.path
-	}
-	var b strings.Builder
-	b.Grow(len(e.path) + 16*len(args))
-	rest := e.path
-	for _, a := range args {
-		open := strings.IndexByte(rest, '{')
-		end := strings.IndexByte(rest, '}')
-		if open < 0 || end < open {
-			panic("billing: more path arguments than segments in " + e.path)
-		}
-		b.WriteString(rest[:open])
-		b.WriteString(url.PathEscape(a))
-		rest = rest[end+1:]
-	}
-	if strings.IndexByte(rest, '{') >= 0 {
-		panic("billing: fewer path arguments than segments in " + e.path)
-	}
-	b.WriteString(rest)
-	return b.String()
 }

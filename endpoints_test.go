@@ -236,17 +236,22 @@ func TestEndpointsTableFollowsDesign(t *testing.T) {
 	}
 }
 
-// A path argument fills one segment, escaped: it can reach neither another segment nor
-// the query.
-func TestEndpointPathArgumentsAreEscapedSegments(t *testing.T) {
-	o := epPriceArchive.op(nil, "prod/../1", "price?x=1#y")
-	assert.Equal(t, "/v1/products/prod%2F..%2F1/prices/price%3Fx=1%23y", o.path)
+// A path argument fills exactly one segment: one that could reach another segment or the
+// query is refused, naming its field, and the op carries the refusal.
+func TestEndpointPathArgumentsAreOneSegment(t *testing.T) {
+	o := epPriceArchive.op(nil, seg("productId", "prod/../1"), seg("priceId", "price_1"))
+	assert.Equal(t, "productId", requireValidationError(t, o.refused).Field)
+	o = epPriceArchive.op(nil, seg("productId", "prod_1"), seg("priceId", "price?x=1#y"))
+	assert.Equal(t, "priceId", requireValidationError(t, o.refused).Field)
+	o = epPriceArchive.op(nil, seg("productId", "prod_1"), seg("priceId", "price_1"))
+	require.NoError(t, o.refused)
+	assert.Equal(t, "/v1/products/prod_1/prices/price_1", o.path)
 	assert.Equal(t, "/v1/products/{id}/prices/{priceId}", o.route())
 	assert.Equal(t, "/v1/customers", epCustomerList.op(nil).path)
 	assert.Panics(t, func() { epCustomerGet.op(nil) }, "a missing path argument is a bug of the SDK")
-	assert.Panics(t, func() { epCustomerList.op(nil, "extra") }, "a path argument too many is a bug of the SDK")
+	assert.Panics(t, func() { epCustomerList.op(nil, seg("id", "extra")) }, "a path argument too many is a bug of the SDK")
 
-	get := epBankTransferStatus.op(&BankTransferStatusParams{ClientReference: "r1"}, "2020202")
+	get := epBankTransferStatus.op(&BankTransferStatusParams{ClientReference: "r1"}, seg("disbursementAccount", "2020202"))
 	assert.Equal(t, http.MethodGet, get.method)
 	assert.NotNil(t, get.query, "a GET's params are its query")
 	assert.Nil(t, get.body)

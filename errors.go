@@ -188,7 +188,7 @@ func (e *APIError) Error() string {
 		// The service's message can quote a phone or account number ("233241234567 has
 		// no approved mandate"), and error strings end up in logs: mask digit runs as
 		// the logs do. Message and Body keep the text as sent.
-		b.WriteString(maskNumbers(e.Message))
+		b.WriteString(scrubText(e.Message))
 	}
 	if e.RequestID != "" {
 		b.WriteString(" (request id " + e.RequestID + ")")

@@ -155,7 +155,7 @@ func (s *LicensesService) Get(ctx context.Context, key string) (*License, error)
 	if err := licenseKey(key); err != nil {
 		return nil, err
 	}
-	return send[License](ctx, s.client, epLicenseGet.op(nil, key))
+	return send[License](ctx, s.client, epLicenseGet.op(nil, seg("key", key)))
 }
 
 // Activate records one activation and answers the license's ID, Key, Status,
@@ -169,7 +169,7 @@ func (s *LicensesService) Activate(ctx context.Context, key string) (*License, e
 	if err := licenseKey(key); err != nil {
 		return nil, err
 	}
-	return send[License](ctx, s.client, epLicenseActivate.op(nil, key))
+	return send[License](ctx, s.client, epLicenseActivate.op(nil, seg("key", key)))
 }
 
 // Update modifies a license and answers all of it. A revoked license refuses every
@@ -178,7 +178,7 @@ func (s *LicensesService) Update(ctx context.Context, key string, p *LicenseUpda
 	if err := firstError(licenseKey(key), p.validate()); err != nil {
 		return nil, err
 	}
-	return send[License](ctx, s.client, epLicenseUpdate.op(p, key))
+	return send[License](ctx, s.client, epLicenseUpdate.op(p, seg("key", key)))
 }
 
 // Revoke revokes a license for good and answers its Key, Status and RevokedAt.
@@ -187,7 +187,7 @@ func (s *LicensesService) Revoke(ctx context.Context, key string) (*License, err
 	if err := licenseKey(key); err != nil {
 		return nil, err
 	}
-	return send[License](ctx, s.client, epLicenseRevoke.op(nil, key))
+	return send[License](ctx, s.client, epLicenseRevoke.op(nil, seg("key", key)))
 }
 
 // licenseKey checks the shape of a key: four groups of four letters or digits joined

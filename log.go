@@ -254,12 +254,13 @@ func isWordByte(b byte) bool {
 	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
 }
 
-// scrubURL masks the digit runs of the URL inside a transport error, which net/http
-// writes into the error text.
+// scrubURL scrubs (scrubText) the URL inside a transport error, which net/http writes
+// into the error text. The retry policy calls it on the first sight of the error, before
+// an Observer or a log is told of it.
 func scrubURL(err error) {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		ue.URL = maskNumbers(ue.URL)
+		ue.URL = scrubText(ue.URL)
 	}
 }
 

@@ -191,10 +191,7 @@ func (s *MandatesService) VerifyOTP(ctx context.Context, p *MandateVerifyOTPPara
 
 // Status returns a mandate by its client reference, with every field.
 func (s *MandatesService) Status(ctx context.Context, clientReferenceID string) (*Mandate, error) {
-	if err := lookupReference("clientReferenceId", clientReferenceID, maxClientReference); err != nil {
-		return nil, err
-	}
-	return send[Mandate](ctx, s.client, epMandateStatus.op(nil, clientReferenceID))
+	return send[Mandate](ctx, s.client, epMandateStatus.op(nil, seg("clientReferenceId", clientReferenceID)))
 }
 
 // Cancel cancels the mandate of a customer's number and returns it CANCELLED; it can no
@@ -209,7 +206,7 @@ func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*M
 	if err != nil {
 		return nil, err
 	}
-	o := epMandateCancel.op(nil, msisdn)
+	o := epMandateCancel.op(nil, seg("customerMsisdn", msisdn))
 	env := new(envelope[cancelAnswer])
 	if err := s.client.do(ctx, o, env); err != nil {
 		return nil, err
@@ -410,8 +407,5 @@ func (t *DirectDebitTransaction) IsPending() bool { return !t.IsFinal() }
 //
 // A failed charge is a result here, not an error: check IsFinal and Succeeded.
 func (s *MandatesService) ChargeStatus(ctx context.Context, clientReference string) (*DirectDebitTransaction, error) {
-	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
-		return nil, err
-	}
-	return statusCheck[DirectDebitTransaction, collectionStatusWire](ctx, s.client, epDirectDebitStatus.op(nil, clientReference))
+	return statusCheck[DirectDebitTransaction, collectionStatusWire](ctx, s.client, epDirectDebitStatus.op(nil, seg("clientReference", clientReference)))
 }

@@ -159,10 +159,7 @@ func (s *MetersService) Create(ctx context.Context, p *MeterCreateParams) (*Mete
 
 // Get returns the meter with the given id.
 func (s *MetersService) Get(ctx context.Context, id string) (*Meter, error) {
-	if err := required("id", id); err != nil {
-		return nil, err
-	}
-	return send[Meter](ctx, s.client, epMeterGet.op(nil, id))
+	return send[Meter](ctx, s.client, epMeterGet.op(nil, seg("id", id)))
 }
 
 // RecordEvent records a usage event on a meter; p may be nil for one unit now. A repeat
@@ -173,16 +170,16 @@ func (s *MetersService) Get(ctx context.Context, id string) (*Meter, error) {
 // connections), since the service drops the repeats. Without one it is not retried once
 // it may have reached the service, so an event is never counted twice.
 func (s *MetersService) RecordEvent(ctx context.Context, meterID string, p *MeterEventParams) (*MeterEvent, error) {
-	if err := firstError(required("meterId", meterID), p.validate()); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	switch {
 	case p == nil:
-		return send[MeterEvent](ctx, s.client, epMeterEventRecord.op(struct{}{}, meterID))
+		return send[MeterEvent](ctx, s.client, epMeterEventRecord.op(struct{}{}, seg("meterId", meterID)))
 	case p.IdempotencyKey != "":
-		return send[MeterEvent](ctx, s.client, epMeterEventRecordKeyed.op(p, meterID))
+		return send[MeterEvent](ctx, s.client, epMeterEventRecordKeyed.op(p, seg("meterId", meterID)))
 	}
-	return send[MeterEvent](ctx, s.client, epMeterEventRecord.op(p, meterID))
+	return send[MeterEvent](ctx, s.client, epMeterEventRecord.op(p, seg("meterId", meterID)))
 }
 
 // EventsPage returns one page of a meter's events, the most recently ingested first.
@@ -190,10 +187,10 @@ func (s *MetersService) EventsPage(ctx context.Context, meterID string, p *Meter
 	if p == nil {
 		p = &MeterEventListParams{}
 	}
-	if err := firstError(required("meterId", meterID), p.validate()); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return send[Page[MeterEvent]](ctx, s.client, epMeterEventList.op(p, meterID))
+	return send[Page[MeterEvent]](ctx, s.client, epMeterEventList.op(p, seg("meterId", meterID)))
 }
 
 // Events returns every event of a meter matching p, the most recently ingested first,
@@ -225,10 +222,10 @@ type MeterUsage struct {
 // This is a convenience the service does not offer itself; for a large period it costs
 // one request per 100 events.
 func (s *MetersService) Usage(ctx context.Context, meterID, customerID string, from, to time.Time) (*MeterUsage, error) {
-	if err := firstError(required("meterId", meterID), eventWindow(from, to)); err != nil {
+	if err := eventWindow(from, to); err != nil {
 		return nil, err
 	}
-	meter, err := s.Get(ctx, meterID)
+	meter, err := send[Meter](ctx, s.client, epMeterGet.op(nil, seg("meterId", meterID)))
 	if err != nil {
 		return nil, err
 	}

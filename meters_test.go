@@ -248,7 +248,7 @@ func TestMetersValidationSendsNothing(t *testing.T) {
 			return err
 		}, "aggregation"},
 		"get id":        {func(c *Client) error { _, err := c.Meters.Get(ctx(), ""); return err }, "id"},
-		"event meterId": {func(c *Client) error { _, err := c.Meters.RecordEvent(ctx(), "", nil); return err }, "meterId"},
+		"event meterId": {func(c *Client) error { _, err := c.Meters.RecordEvent(ctx(), "", &MeterEventParams{}); return err }, "meterId"},
 		"event null value": {func(c *Client) error {
 			_, err := c.Meters.RecordEvent(ctx(), "met_1", &MeterEventParams{Value: Null[float64]()})
 			return err

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -70,7 +71,8 @@ type CallInfo struct {
 	// OutcomeUnknown reports that Err matches ErrOutcomeUnknown: a money movement was
 	// sent and its result is not known.
 	OutcomeUnknown bool
-	// Err is the error the call returned, nil on success.
+	// Err is the error the call returned, nil on success, with its text scrubbed as
+	// AttemptInfo.Err is.
 	Err error
 }
 
@@ -88,7 +90,9 @@ type AttemptInfo struct {
 	// RequestID is the service's id of the attempt's request, if sent.
 	RequestID string
 	// Err is the transport's error (no connection, a reset, a timeout, an unreadable
-	// body), nil when a whole response was received, whatever its status.
+	// body), nil when a whole response was received, whatever its status. Its text is
+	// scrubbed (see Scrub) and names the call's Route where the transport wrote the
+	// URL; errors.Is and errors.As reach the error beneath.
 	Err error
 	// Retryable reports that the retry policy judged the attempt worth repeating:
 	// another attempt follows unless the attempts ran out or ctx ended first.
@@ -111,6 +115,8 @@ type clientObserver struct {
 	Observer
 	address string
 	port    int
+	scrub   *scrubber // the Client's: every error an Observer is told is scrubbed
+	baseURL string    // the Client's base URL, which transport errors quote
 }
 
 type observedCallKey struct{}
@@ -125,6 +131,7 @@ type callObservation struct {
 	ctx  context.Context // CallStart's, the call's context from then on
 	base context.Context // the request's context as the pipeline built it
 
+	path       string       // the call's path, which errors quote: an Observer is told the route
 	attempt    *AttemptInfo // the attempt under way, nil between attempts
 	attemptCtx context.Context
 	looks      int // times the transport judged the attempt under way
@@ -136,7 +143,7 @@ func (c *Client) setObserver(o Observer, base string) {
 	if o == nil {
 		return
 	}
-	co := &clientObserver{Observer: o}
+	co := &clientObserver{Observer: o, scrub: c.scrub, baseURL: base}
 	if u, err := url.Parse(base); err == nil {
 		co.address = u.Hostname()
 		co.port, _ = strconv.Atoi(u.Port())
@@ -188,6 +195,7 @@ func (c *Client) startCall(ctx context.Context, o *op) (context.Context, *callOb
 			ctx = cctx
 		}
 		call.ctx = ctx
+		call.path = o.path
 		ctx = context.WithValue(ctx, observedCallKey{}, call)
 	}
 	return ctx, call
@@ -243,7 +251,7 @@ func (call *callObservation) endAttempt(resp *http.Response, err error) {
 	if resp != nil {
 		a.StatusCode, a.RequestID = resp.StatusCode, requestIDOf(resp.Header)
 	}
-	a.Err = err
+	a.Err = call.scrubbed(err)
 	call.obs.AttemptEnd(call.attemptCtx, a)
 }
 
@@ -268,10 +276,44 @@ func (call *callObservation) finish(st *attemptState, res *response, h *envelope
 		call.endAttempt(nil, err)
 	}
 	i := &call.info
-	i.StatusCode, i.RequestID, i.Attempts, i.Err = status, requestIDOf(header), st.attempts, err
+	i.StatusCode, i.RequestID, i.Attempts, i.Err = status, requestIDOf(header), st.attempts, call.scrubbed(err)
 	if h != nil {
 		i.ResponseCode = h.code()
 	}
 	i.OutcomeUnknown = errors.Is(err, ErrOutcomeUnknown)
 	call.obs.CallEnd(call.ctx, i)
+}
+
+// scrubbed returns err as the Observer is told it: scrubbed (scrub.go), with every URL of
+// the service and the call's own path in its text written as the call's route, so that a
+// span or a metric holds no id, number or query of the call (OpenTelemetry's url.template,
+// never url.full). Its chain stays intact for errors.Is and errors.As.
+func (call *callObservation) scrubbed(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := call.obs.scrub.text(err.Error())
+	route := call.info.Route
+	if base := call.obs.baseURL; base != "" && strings.Contains(text, base) {
+		var b strings.Builder
+		for {
+			i := strings.Index(text, base)
+			if i < 0 {
+				break
+			}
+			end := i + len(base)
+			for end < len(text) && !urlStop(text[end]) {
+				end++
+			}
+			b.WriteString(text[:i])
+			b.WriteString(route)
+			text = text[end:]
+		}
+		b.WriteString(text)
+		text = b.String()
+	}
+	if p := scrubText(call.path); p != "" && p != route {
+		text = strings.ReplaceAll(text, p, route)
+	}
+	return &scrubbedError{text: text, err: err}
 }

@@ -253,6 +253,9 @@ func listAll[P any, PP interface {
 	*P
 	listParams() *ListParams
 }, T any](ctx context.Context, p *P, fetch func(context.Context, *P) (*Page[T], error)) iter.Seq2[*T, error] {
+	if ctx == nil {
+		return func(yield func(*T, error) bool) { yield(nil, errNilContext()) }
+	}
 	var q P
 	if p != nil {
 		q = *p

@@ -199,10 +199,7 @@ func (s *PaymentsService) CreateCheckout(ctx context.Context, p *CheckoutParams)
 // Get returns the checkout payment with the given reference: its status and, once paid,
 // the method, fee, net, paidAt and payment details.
 func (s *PaymentsService) Get(ctx context.Context, reference string) (*Payment, error) {
-	if err := lookupReference("reference", reference, maxServiceReference); err != nil {
-		return nil, err
-	}
-	return send[Payment](ctx, s.client, epPaymentGet.op(nil, reference))
+	return send[Payment](ctx, s.client, epPaymentGet.op(nil, seg("reference", reference)))
 }
 
 // ReceiveParams prompts a customer to approve a mobile-money debit on their phone.
@@ -392,10 +389,7 @@ func collectionFinal(status CollectionStatus, code ResponseCode) bool {
 //
 // A failed transaction is a result here, not an error: check IsFinal and Succeeded.
 func (s *PaymentsService) ReceiveStatus(ctx context.Context, clientReference string) (*ReceiveTransaction, error) {
-	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
-		return nil, err
-	}
-	return statusCheck[ReceiveTransaction, collectionStatusWire](ctx, s.client, epReceiveStatus.op(nil, clientReference))
+	return statusCheck[ReceiveTransaction, collectionStatusWire](ctx, s.client, epReceiveStatus.op(nil, seg("clientReference", clientReference)))
 }
 
 // StatusResponse is what the envelope of a status check says about the transaction:

@@ -192,10 +192,7 @@ func payoutFinal(s PayoutStatus) bool { return s == PayoutStatusSuccess || s == 
 //
 // A failed payout is a result here, not an error: check IsFinal and Succeeded.
 func (s *PayoutsService) SendStatus(ctx context.Context, clientReference string) (*SendTransaction, error) {
-	if err := lookupReference("clientReference", clientReference, maxClientReference); err != nil {
-		return nil, err
-	}
-	return statusCheck[SendTransaction, payoutStatusWire](ctx, s.client, epSendStatus.op(nil, clientReference))
+	return statusCheck[SendTransaction, payoutStatusWire](ctx, s.client, epSendStatus.op(nil, seg("clientReference", clientReference)))
 }
 
 // BankTransferParams pays money out of the disbursement account to a bank account.
@@ -299,7 +296,7 @@ func (s *PayoutsService) SendToBank(ctx context.Context, p *BankTransferParams) 
 	if err := optionalPhone("RecipientPhoneNumber", &body.RecipientPhoneNumber); err != nil {
 		return nil, err
 	}
-	return send[BankTransfer](ctx, s.client, epBankTransfer.movement(p.ClientReference, &body, account, p.BankCode))
+	return send[BankTransfer](ctx, s.client, epBankTransfer.movement(p.ClientReference, &body, seg("disbursementAccount", account), seg("bankCode", p.BankCode)))
 }
 
 // BankTransferStatusParams names the bank transfer to check. ClientReference is required.
@@ -374,14 +371,11 @@ func (s *PayoutsService) BankTransferStatus(ctx context.Context, p *BankTransfer
 	if p == nil {
 		return nil, invalid("params", "are required")
 	}
-	if err := lookupReference("clientReference", p.ClientReference, maxClientReference); err != nil {
-		return nil, err
-	}
 	account, err := s.disbursementAccount(p.DisbursementAccount)
 	if err != nil {
 		return nil, err
 	}
-	return statusCheck[BankTransferTransaction, payoutStatusWire](ctx, s.client, epBankTransferStatus.op(p, account))
+	return statusCheck[BankTransferTransaction, payoutStatusWire](ctx, s.client, epBankTransferStatus.op(p, seg("disbursementAccount", account)))
 }
 
 // disbursementAccount returns the account named by the params, else the client's.
@@ -391,8 +385,7 @@ func (s *PayoutsService) disbursementAccount(fromParams string) (string, error) 
 		account = s.client.disbursementAccount
 	}
 	if account != "" {
-		// The account is a path segment: a dot or a slash would name another endpoint.
-		return account, referenceShape("disbursementAccount", account, maxClientReference, false)
+		return account, nil // a path segment: the path builder checks it
 	}
 	return "", invalid("disbursementAccount", "is required: set it in the params or with WithDisbursementAccount")
 }

@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,44 @@ func FuzzNormalizePhone(f *testing.F) {
 			t.Fatalf("%q normalised to %q, which normalises to %q (%v)", s, digits, again, err)
 		}
 	})
+}
+
+// The numbering rules of the providers' countries, read from phoneCountries: for each
+// country, a number of its length passes; a trunk 0 after the code, a digit too few or too
+// many, and the national number alone are each refused with a rule naming the country
+// and an example.
+func TestPhoneRulesOfTheProvidersCountries(t *testing.T) {
+	for _, c := range phoneCountries {
+		national := strings.Repeat("7", c.national)
+		got, err := NormalizePhone("+" + c.code + " " + national)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.code+national, got)
+		got, err = NormalizePhone(c.example)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.example, got)
+		for name, bad := range map[string]string{
+			"trunk 0":       "+" + c.code + " 0" + national,
+			"a digit short": "+" + c.code + national[1:],
+			"a digit more":  "+" + c.code + national + "7",
+		} {
+			_, err := NormalizePhone(bad)
+			v := requireValidationError(t, err)
+			assert.Equal(t, "phone", v.Field, "%s %s", c.name, name)
+			assert.Contains(t, v.Rule, c.code, "%s %s", c.name, name)
+			assert.Contains(t, v.Rule, c.example, "the rule gives an example")
+			assert.NotContains(t, v.Rule, national, "the rule never quotes the number")
+		}
+		// The national number alone is no international number.
+		_, err = NormalizePhone(national)
+		requireValidationError(t, err)
+	}
+	// The cases.
+	for _, in := range []string{"+233 024 123 4567", "24 123 4567", "+233 24 123 456", "2330241234567"} {
+		_, err := NormalizePhone(in)
+		requireValidationError(t, err)
+	}
+	for _, in := range []string{"+1 415 555 0100", "+44 20 7946 0958", "+234 803 123 4567", "+683 4002", "+49 1512 345 678 901"} {
+		_, err := NormalizePhone(in)
+		require.NoError(t, err, in)
+	}
 }

@@ -261,20 +261,17 @@ func (s *ProductsService) List(ctx context.Context, p *ProductListParams) iter.S
 // CreatePrice adds a price to the product productID. An archived product takes no new
 // prices.
 func (s *ProductsService) CreatePrice(ctx context.Context, productID string, p *PriceCreateParams) (*Price, error) {
-	if err := firstError(required("productId", productID), p.validate()); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return send[Price](ctx, s.client, epPriceCreate.op(p, productID))
+	return send[Price](ctx, s.client, epPriceCreate.op(p, seg("productId", productID)))
 }
 
 // ArchivePrice archives a price of the product productID. New subscriptions to it are
 // refused; existing subscriptions are unaffected. Archiving an archived price succeeds
 // again.
 func (s *ProductsService) ArchivePrice(ctx context.Context, productID, priceID string) (*ArchivedPrice, error) {
-	if err := firstError(required("productId", productID), required("priceId", priceID)); err != nil {
-		return nil, err
-	}
-	return send[ArchivedPrice](ctx, s.client, epPriceArchive.op(nil, productID, priceID))
+	return send[ArchivedPrice](ctx, s.client, epPriceArchive.op(nil, seg("productId", productID), seg("priceId", priceID)))
 }
 
 // intRange checks lowest <= v <= highest.

@@ -76,14 +76,15 @@ func TestProductsCreatePriceDecodesBothKinds(t *testing.T) {
 func TestProductsArchivePrice(t *testing.T) {
 	c, mock := newMockClient(t)
 	mock.RegisterResponder(http.MethodDelete, mockBaseURL+"/v1/products/prod_1/prices/price_011428d4ebd1e0eec0c5393e", fixtureResponder(t, 200, "products/price_archived.json"))
-	mock.RegisterResponder(http.MethodDelete, mockBaseURL+"/v1/products/prod%2F1/prices/price%3Fx", fixtureResponder(t, 404, "errors/not_found.json"))
 
 	archived, err := c.Products.ArchivePrice(ctx(), "prod_1", "price_011428d4ebd1e0eec0c5393e")
 	require.NoError(t, err)
 	assert.Equal(t, &ArchivedPrice{ID: "price_011428d4ebd1e0eec0c5393e", Active: false}, archived)
 
-	_, err = c.Products.ArchivePrice(ctx(), "prod/1", "price?x")
-	assert.ErrorIs(t, err, ErrNotFound, "both ids are escaped as path segments")
+	_, err = c.Products.ArchivePrice(ctx(), "prod/1", "price_1")
+	assert.Equal(t, "productId", requireValidationError(t, err).Field, "an id is one path segment")
+	_, err = c.Products.ArchivePrice(ctx(), "prod_1", "price?x")
+	assert.Equal(t, "priceId", requireValidationError(t, err).Field, "an id is one path segment")
 }
 
 func TestProductsListActiveFilterIsThreeState(t *testing.T) {

@@ -182,12 +182,9 @@ func TestEndpointsWithSideEffectsAreNeverReplayedBelowTheSDK(t *testing.T) {
 			c := closingClient(t, srv, WithRetry(1, 0, 0))
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			require.NoError(t, c.do(ctx, epCustomerGet.op(nil, "warm"), new(envelope[map[string]any])))
+			require.NoError(t, c.do(ctx, epCustomerGet.op(nil, seg("id", "warm")), new(envelope[map[string]any])))
 
-			args := make([]string, strings.Count(e.path, "{"))
-			for i := range args {
-				args[i] = fmt.Sprintf("arg%d", i)
-			}
+			args := templateArgs(e, func(i int) string { return fmt.Sprintf("arg%d", i) })
 			var params any
 			if e.method != http.MethodGet {
 				params = map[string]any{"amount": 1}

@@ -215,6 +215,9 @@ func KeyOf(kind Kind, clientReference string) (MovementKey, error) {
 
 // EventKey returns the key of the movement a callback reports.
 func EventKey(ev Event) MovementKey {
+	if nilEvent(ev) {
+		return MovementKey{} // names no movement: Validate refuses it
+	}
 	return MovementKey{Callback: ev.Kind(), ClientReference: ev.Reference()}
 }
 

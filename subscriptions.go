@@ -143,38 +143,26 @@ func (s *SubscriptionsService) Create(ctx context.Context, p *SubscriptionCreate
 // sandbox serves it, so the clock-driven moves (trial end, renewal, scheduled cancel)
 // can be watched.
 func (s *SubscriptionsService) Get(ctx context.Context, id string) (*Subscription, error) {
-	if err := required("id", id); err != nil {
-		return nil, err
-	}
-	return send[Subscription](ctx, s.client, s.form(epSubscriptionGet, epSubscriptionGetV1).op(nil, id))
+	return send[Subscription](ctx, s.client, s.form(epSubscriptionGet, epSubscriptionGetV1).op(nil, seg("id", id)))
 }
 
 // Cancel cancels a subscription, at once or (p.AtPeriodEnd, for an ACTIVE
 // subscription) at the end of its current period. A nil p cancels at once. A cancelled
 // subscription cannot be cancelled again.
 func (s *SubscriptionsService) Cancel(ctx context.Context, id string, p *SubscriptionCancelParams) (*SubscriptionState, error) {
-	if err := required("id", id); err != nil {
-		return nil, err
-	}
 	if p == nil {
 		p = &SubscriptionCancelParams{}
 	}
-	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionCancel, epSubscriptionCancelV1).op(p, id))
+	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionCancel, epSubscriptionCancelV1).op(p, seg("id", id)))
 }
 
 // Pause stops the billing cycles of a subscription that is not cancelled.
 func (s *SubscriptionsService) Pause(ctx context.Context, id string) (*SubscriptionState, error) {
-	if err := required("id", id); err != nil {
-		return nil, err
-	}
-	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionPause, epSubscriptionPauseV1).op(nil, id))
+	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionPause, epSubscriptionPauseV1).op(nil, seg("id", id)))
 }
 
 // Resume restarts billing of a PAUSED subscription, which becomes ACTIVE. Resuming a
 // subscription in any other state is refused.
 func (s *SubscriptionsService) Resume(ctx context.Context, id string) (*SubscriptionState, error) {
-	if err := required("id", id); err != nil {
-		return nil, err
-	}
-	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionResume, epSubscriptionResumeV1).op(nil, id))
+	return send[SubscriptionState](ctx, s.client, s.form(epSubscriptionResume, epSubscriptionResumeV1).op(nil, seg("id", id)))
 }

@@ -219,6 +219,8 @@ type Tracker struct {
 	mu        sync.Mutex
 	watches   map[MovementKey]*keyWatch // keys being awaited in this process
 	lastPurge time.Time
+
+	panicked panicNote // a panic recovered on a goroutine of Run, for Run to return
 }
 
 // keyWatch wakes this process's Awaits of one key when this process settles it.
@@ -229,8 +231,16 @@ type keyWatch struct {
 
 // NewTracker returns a Tracker that asks c's status checks. c needs client credentials,
 // and a disbursement account (WithDisbursementAccount) to check bank transfers.
+//
+// NewTracker panics when c is nil: a Tracker without a Client could check no status, and
+// the mistake is the caller's code, found at construction rather than at the first
+// callback.
 func NewTracker(c *Client, opts TrackerOptions) *Tracker {
+	if c == nil {
+		panic("billing: NewTracker needs a Client")
+	}
 	opts = opts.withDefaults()
+	opts.Logger = scrubLogger(opts.Logger, c.scrub)
 	t := &Tracker{client: c, opts: opts, store: boundStore(opts.Store, opts), watches: make(map[MovementKey]*keyWatch)}
 	if t.store == nil {
 		t.store, t.own = newMemoryStore(opts.MaxTracked, opts.MaxBytes), true
@@ -293,6 +303,9 @@ func (t *Tracker) trackSame(ctx context.Context, kind Kind, clientReference stri
 // and tracking is refused before anything is recorded, so that outcome is never
 // reported as this movement's.
 func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, amount Money, sending bool) (Movement, bool, error) {
+	if ctx == nil {
+		return Movement{}, false, errNilContext()
+	}
 	if _, err := KeyOf(kind, clientReference); err != nil {
 		return Movement{}, false, err
 	}
@@ -378,6 +391,9 @@ func forgottenError(kind Kind, clientReference string) error {
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
+	if ctx == nil {
+		return nil, errNilContext()
+	}
 	key, err := KeyOf(kind, clientReference)
 	if err != nil {
 		return nil, err
@@ -595,6 +611,12 @@ func (t *Tracker) Deliver(ctx context.Context, ev Event) error {
 
 // deliver is Deliver, giving the events that settle nothing to other (nil: logged).
 func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Context, Event) error, logger *slog.Logger) error {
+	if ctx == nil {
+		return errNilContext()
+	}
+	if nilEvent(ev) {
+		return invalid("event", "is required")
+	}
 	t.observeCallback(ctx, ev)
 	if !isMovementCallback(ev) {
 		return settlesNothing(ctx, ev, other, logger, "billing webhook settles no movement")

@@ -91,6 +91,11 @@ func bounded[T any](b *boundedStore, ctx context.Context, name string, fn func(c
 	}
 	done := make(chan result, 1)
 	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: recovered(b.logger, "the store's "+name, p)}
+			}
+		}()
 		v, err := fn(cctx)
 		done <- result{v, err}
 	}()

@@ -292,7 +292,7 @@ func TestBoundedStoreBoundsEveryCall(t *testing.T) {
 	hang.hanging.Store(true)
 	var logs syncBuffer
 	deadlines := newFakeDeadlines()
-	tr := NewTracker(nil, TrackerOptions{Store: hang, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
+	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: hang, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
 
 	methods := reflect.TypeFor[Store]()
 	for i := range methods.NumMethod() {
@@ -332,7 +332,7 @@ func TestBoundedStoreCallerCancelAndAbandonedCalls(t *testing.T) {
 	hang.hanging.Store(true)
 	var logs syncBuffer
 	deadlines := newFakeDeadlines()
-	tr := NewTracker(nil, TrackerOptions{Store: hang, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
+	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: hang, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -361,10 +361,10 @@ func TestBoundedStoreCallerCancelAndAbandonedCalls(t *testing.T) {
 // Tracker with its own in-memory store leaves it unwrapped.
 func TestBoundedStorePassesAnswers(t *testing.T) {
 	mem := NewMemoryStore(0)
-	tr := NewTracker(nil, TrackerOptions{Store: mem})
+	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: mem})
 	require.IsType(t, &boundedStore{}, tr.Store())
 	assert.Same(t, mem.(*memoryStore), unbounded(tr.Store()).(*memoryStore))
-	again := NewTracker(nil, TrackerOptions{Store: tr.Store(), StoreTimeout: time.Second})
+	again := NewTracker(storeOnlyClient(t), TrackerOptions{Store: tr.Store(), StoreTimeout: time.Second})
 	assert.Same(t, mem.(*memoryStore), again.Store().(*boundedStore).Store.(*memoryStore), "bounded once, with its own settings")
 	assert.Equal(t, time.Second, again.Store().(*boundedStore).timeout)
 
@@ -381,7 +381,7 @@ func TestBoundedStorePassesAnswers(t *testing.T) {
 	var ve *ValidationError
 	assert.ErrorAs(t, err, &ve, "the store's own errors come back as they are")
 
-	own := NewTracker(nil, TrackerOptions{})
+	own := NewTracker(storeOnlyClient(t), TrackerOptions{})
 	assert.IsType(t, &memoryStore{}, own.Store(), "nothing to bound in the process's memory")
 }
 

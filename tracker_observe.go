@@ -39,6 +39,9 @@ type TrackerStats struct {
 // several instances it counts every instance's movements, so watch one of them for a
 // gauge. The in-memory store answers from memory; a database store with one query.
 func (t *Tracker) Stats(ctx context.Context) (TrackerStats, error) {
+	if ctx == nil {
+		return TrackerStats{}, errNilContext()
+	}
 	count, oldest, err := t.store.Pending(ctx)
 	if err != nil {
 		return TrackerStats{}, err

@@ -14,6 +14,9 @@ import (
 // stays bounded whatever the window; Truncated says more were left out. ReconcilePages
 // walks a window of any size.
 func (t *Tracker) Reconcile(ctx context.Context, from, to time.Time) (Reconciliation, error) {
+	if ctx == nil {
+		return Reconciliation{}, errNilContext()
+	}
 	return t.store.Reconcile(ctx, from, to, t.opts.Clock.Now())
 }
 
@@ -30,6 +33,10 @@ const minReconcileWindow = time.Microsecond
 // which it yields.
 func (t *Tracker) ReconcilePages(ctx context.Context, from, to time.Time) iter.Seq2[Reconciliation, error] {
 	return func(yield func(Reconciliation, error) bool) {
+		if ctx == nil {
+			yield(Reconciliation{}, errNilContext())
+			return
+		}
 		now := t.opts.Clock.Now()
 		type window struct{ from, to time.Time }
 		// The windows still to walk, the earliest last: a depth-first walk holds at most

@@ -30,10 +30,16 @@ const runBatch = 100
 // seconds (13 seconds with the defaults). Claims it could not give back then end with
 // their lease.
 func (t *Tracker) Run(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext()
+	}
 	reports := newReporter(t.opts.ReportConcurrency)
 	defer reports.wait()
 	for {
 		more, wake := t.runRound(ctx, reports)
+		if err := t.takePanic(); err != nil {
+			return err
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -68,7 +74,7 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
 			}
 			for _, s := range unreported {
-				reports.start(ctx, s.ID, func() { t.report(ctx, s, now.Add(lease)) }, func() { t.giveBackReport(ctx, s.ID) })
+				reports.start(ctx, s.ID, func() { defer t.recoverPanic("a report of Run"); t.report(ctx, s, now.Add(lease)) }, func() { t.giveBackReport(ctx, s.ID) })
 			}
 			more = more || (len(unreported) == n && reports.free() > 0)
 			if len(unreported) < n {
@@ -101,6 +107,7 @@ func (t *Tracker) each(ctx context.Context, n int, fn func(i int), stopped func(
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			defer t.recoverPanic("a status check of Run")
 			fn(i)
 		}()
 	}
@@ -118,6 +125,7 @@ func (t *Tracker) release(ctx context.Context, ms []Movement) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer t.recoverPanic("a claim release of Run")
 			if err := t.store.ReleaseClaim(context.WithoutCancel(ctx), m.Key(), t.opts.Owner); err != nil && !errors.Is(err, errLeaseLost) {
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: releasing a claim failed",
 					slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference), slog.String("error", err.Error()))
@@ -286,6 +294,7 @@ func (t *Tracker) hold(ctx context.Context, renew func(ctx context.Context, unti
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer t.recoverPanic("a lease renewal of Run")
 		for {
 			select {
 			case <-done:

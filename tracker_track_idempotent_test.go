@@ -32,7 +32,7 @@ func (s *lostCommitStore) Track(ctx context.Context, m Movement) (Movement, bool
 func TestTrackIsIdempotentForTheSameMovement(t *testing.T) {
 	clock := newFakeClock()
 	store := &lostCommitStore{Store: NewMemoryStore(100)}
-	tr := NewTracker(nil, TrackerOptions{Store: store, Clock: clock})
+	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: store, Clock: clock})
 	ctx := context.Background()
 
 	err := tr.TrackAmount(ctx, KindSend, "pay1", Money{Amount: 5000, Currency: "GHS"})

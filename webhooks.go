@@ -47,7 +47,7 @@ func WithDedupe(n int) WebhookOption {
 func WithWebhookLogger(l *slog.Logger) WebhookOption {
 	return func(h *webhookHandler) {
 		if l != nil {
-			h.logger = l
+			h.logger = scrubLogger(l, nil)
 		}
 	}
 }

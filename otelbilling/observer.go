@@ -21,6 +21,10 @@ import (
 // error.type; plus billing.response_code, billing.outcome_unknown, billing.request_id
 // and, for money movements, billing.client_reference. A transport below the Client that
 // is itself instrumented (otelhttp) nests its spans under the attempt's.
+//
+// A span carries the route template, never the request's path or query (no url.full,
+// url.path or url.query): ids, phone and account numbers and emails stay out. Every text
+// it sets (status descriptions, the client reference) passes through billing.Scrub.
 type Observer struct {
 	tracer trace.Tracer
 }
@@ -39,7 +43,7 @@ func (o *Observer) CallStart(ctx context.Context, call *billing.CallInfo) contex
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, requestAttrs(call)...)
 	if call.ClientReference != "" {
-		attrs = append(attrs, attribute.String(AttrClientReference, call.ClientReference))
+		attrs = append(attrs, attribute.String(AttrClientReference, billing.Scrub(call.ClientReference)))
 	}
 	ctx, _ = o.tracer.Start(ctx, "billing "+call.Method+" "+call.Route,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
@@ -68,7 +72,7 @@ func (o *Observer) CallEnd(ctx context.Context, call *billing.CallInfo) {
 			kind = "billing.outcome_unknown"
 		}
 		attrs = append(attrs, semconv.ErrorTypeKey.String(kind))
-		span.SetStatus(codes.Error, call.Err.Error())
+		span.SetStatus(codes.Error, billing.Scrub(call.Err.Error()))
 	}
 	span.SetAttributes(attrs...)
 	span.End()
@@ -100,7 +104,7 @@ func (o *Observer) AttemptEnd(ctx context.Context, a *billing.AttemptInfo) {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(a.StatusCode, a.Err)))
 		msg := strconv.Itoa(a.StatusCode)
 		if a.Err != nil {
-			msg = a.Err.Error()
+			msg = billing.Scrub(a.Err.Error())
 		}
 		span.SetStatus(codes.Error, msg)
 	}

@@ -1,0 +1,317 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// This file is the scrubber: the one gate between what the SDK knows and what it tells
+// an observer (DESIGN "One gate per boundary"). Every error string, log record, Observer
+// callback and span attribute leaves through it, so none carries a phone number or
+// MSISDN, an account number, an email address, the userinfo of a URL, a credential
+// written after Basic, Bearer or a key named like a secret, or one of the Client's own
+// credentials.
+
+// Scrub returns text as the SDK lets it reach a log, an error string or a trace: the
+// userinfo of every URL in it replaced, every credential written after "Basic",
+// "Bearer", "Authorization" or a key naming a secret, token or password redacted, every
+// number of seven or more digits masked but its last three, and every email address
+// masked but the first character of its local part. Package otelbilling passes every
+// text it puts on a span through it; an Observer of one's own may do the same.
+func Scrub(text string) string { return scrubText(text) }
+
+// scrubText is Scrub.
+func scrubText(s string) string {
+	s = redactURLUserinfo(s)
+	s = redactCredentials(s)
+	return maskNumbers(s)
+}
+
+// scrubber is the scrubber of one Client: scrubText, after the Client's own secrets
+// (credentials and the disbursement account) are replaced wherever they appear.
+type scrubber struct {
+	secrets []string
+}
+
+// newScrubber returns the scrubber of a Client holding secrets; empty ones are ignored.
+func newScrubber(secrets ...string) *scrubber {
+	s := &scrubber{}
+	for _, v := range secrets {
+		if v != "" {
+			s.secrets = append(s.secrets, v)
+		}
+	}
+	return s
+}
+
+// text scrubs t. A nil scrubber applies scrubText alone.
+func (s *scrubber) text(t string) string {
+	if s != nil {
+		for _, secret := range s.secrets {
+			if strings.Contains(t, secret) {
+				t = strings.ReplaceAll(t, secret, "[redacted]")
+			}
+		}
+	}
+	return scrubText(t)
+}
+
+// error returns err as an observer may see it: its text scrubbed, its chain intact for
+// errors.Is and errors.As (the transport's *url.Error in it already carries the scrubbed
+// URL: see scrubURL). nil stays nil.
+func (s *scrubber) error(err error) error {
+	if err == nil {
+		return nil
+	}
+	if se, ok := err.(*scrubbedError); ok {
+		return se
+	}
+	return &scrubbedError{text: s.text(err.Error()), err: err}
+}
+
+// scrubbedError is an error whose text was scrubbed: it prints that text under every
+// verb (%#v too, which would otherwise print the fields of the error inside), and
+// unwraps to the error it was made from.
+type scrubbedError struct {
+	text string
+	err  error
+}
+
+func (e *scrubbedError) Error() string { return e.text }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// Format prints the scrubbed text: quoted under %q, as it is under every other verb.
+func (e *scrubbedError) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		fmt.Fprintf(f, "%q", e.text)
+		return
+	}
+	_, _ = io.WriteString(f, e.text)
+}
+
+// GoString prints an *APIError under %#v without its Body, Header and unmasked Message,
+// which fmt would otherwise print field by field.
+func (e *APIError) GoString() string {
+	return fmt.Sprintf("&billing.APIError{StatusCode:%d, Code:%q, Message:%q, Field:%q, Method:%q, Path:%q, RequestID:%q, Body:(%d bytes)}",
+		e.StatusCode, e.Code, scrubText(e.Message), e.Field, e.Method, scrubText(e.Path), e.RequestID, len(e.Body))
+}
+
+// GoString prints an *OutcomeUnknownError under %#v with its cause as its scrubbed text.
+func (e *OutcomeUnknownError) GoString() string {
+	cause := ""
+	if e.Err != nil {
+		cause = scrubText(e.Err.Error())
+	}
+	return fmt.Sprintf("&billing.OutcomeUnknownError{ClientReference:%q, Method:%q, Path:%q, Err:%q, RequestID:%q}",
+		e.ClientReference, e.Method, scrubText(e.Path), cause, e.RequestID)
+}
+
+// redactURLUserinfo replaces the userinfo of every URL in s ("scheme://user:pass@host")
+// with "***". A URL runs from its "//" to the first white space or quote; its
+// userinfo, to the last '@' in it, so that a password holding '/', '?', '#' or '@' is
+// hidden whole. An '@' in a URL's path or query hides more than the userinfo, never less.
+func redactURLUserinfo(s string) string {
+	if !strings.Contains(s, "@") || !strings.Contains(s, "//") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '/' || s[i+1] != '/' {
+			continue
+		}
+		start := i + 2
+		end := start
+		for end < len(s) && !urlStop(s[end]) {
+			end++
+		}
+		at := strings.LastIndexByte(s[start:end], '@')
+		if at < 0 {
+			i = end - 1
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString("***")
+		last = start + at
+		i = end - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// urlStop reports whether c ends a URL written in text.
+func urlStop(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`'
+}
+
+// credentialWords are the words after which text carries a credential: the schemes of
+// the Authorization header, and the names of secrets in key=value, key: value and JSON
+// text (secrecyByName's credentials).
+var credentialWords = []string{"basic", "bearer", "authorization", "secret", "token", "password", "passwd", "otpcode", "apikey", "api_key"}
+
+// redactCredentials replaces the value written after each credential word of s (after
+// the rest of the word, an optional quote, '=' or ':', and spaces; for "Basic" and
+// "Bearer", after the space) with "[redacted]".
+func redactCredentials(s string) string {
+	lower := ""
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		if c != 'b' && c != 'a' && c != 's' && c != 't' && c != 'p' && c != 'o' {
+			continue
+		}
+		if lower == "" {
+			lower = strings.ToLower(s)
+		}
+		for _, w := range credentialWords {
+			if !strings.HasPrefix(lower[i:], w) || (i > 0 && isLetter(s[i-1]) && w != "secret" && w != "token" && w != "password") {
+				continue
+			}
+			v := valueAfter(s, i+len(w), w == "basic" || w == "bearer")
+			if v < 0 {
+				continue
+			}
+			if w == "authorization" { // its value is a scheme and a credential
+				for _, scheme := range []string{"basic", "bearer"} {
+					if strings.HasPrefix(lower[v:], scheme+" ") {
+						v += len(scheme)
+						for v < len(s) && s[v] == ' ' {
+							v++
+						}
+					}
+				}
+			}
+			end := v
+			for end < len(s) && credentialByte(s[end]) {
+				end++
+			}
+			if end == v {
+				continue
+			}
+			b.WriteString(s[last:v])
+			b.WriteString("[redacted]")
+			last = end
+			i = end - 1
+			break
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// valueAfter returns where the value after a credential word ending at i starts, or -1
+// when none follows: for a scheme, after one or more spaces; for a key, after the rest
+// of its name, an optional closing quote, '=' or ':', and optional spaces and quote.
+func valueAfter(s string, i int, scheme bool) int {
+	if scheme {
+		j := i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
+	for i < len(s) && (isLetter(s[i]) || isDigit(s[i]) || s[i] == '_' || s[i] == '-') {
+		i++
+	}
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	if i >= len(s) || (s[i] != '=' && s[i] != ':') {
+		return -1
+	}
+	i++
+	for i < len(s) && (s[i] == ' ' || s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	return i
+}
+
+// credentialByte reports whether c may be part of a credential: anything but white
+// space, quotes and the separators of a list or a query.
+func credentialByte(c byte) bool {
+	return c > ' ' && c != '"' && c != '\'' && c != ',' && c != ';' && c != '&' && c != '}' && c != ')' && c != ']'
+}
+
+// scrubHandler is a slog.Handler that scrubs every record before the handler it wraps
+// sees it: the message, and every attribute's value, in groups too. A value that is not
+// text (a number, a time, a bool) passes as it is; any other value is logged as its
+// scrubbed text.
+type scrubHandler struct {
+	next  slog.Handler
+	scrub *scrubber
+}
+
+// scrubLogger returns l with every record scrubbed by s; nil stays nil.
+func scrubLogger(l *slog.Logger, s *scrubber) *slog.Logger {
+	if l == nil {
+		return nil
+	}
+	if h, ok := l.Handler().(*scrubHandler); ok && h.scrub == s {
+		return l
+	}
+	return slog.New(&scrubHandler{next: l.Handler(), scrub: s})
+}
+
+func (h *scrubHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.next.Enabled(ctx, level)
+}
+
+func (h *scrubHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.scrub.text(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h *scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	scrubbed := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		scrubbed[i] = h.attr(a)
+	}
+	return &scrubHandler{next: h.next.WithAttrs(scrubbed), scrub: h.scrub}
+}
+
+func (h *scrubHandler) WithGroup(name string) slog.Handler {
+	return &scrubHandler{next: h.next.WithGroup(name), scrub: h.scrub}
+}
+
+// attr returns a with its value scrubbed.
+func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.scrub.text(v.String()))
+	case slog.KindGroup:
+		group := v.Group()
+		scrubbed := make([]any, len(group))
+		for i, g := range group {
+			scrubbed[i] = h.attr(g)
+		}
+		return slog.Group(a.Key, scrubbed...)
+	case slog.KindAny:
+		x := v.Any()
+		if err, ok := x.(error); ok {
+			return slog.String(a.Key, h.scrub.text(err.Error()))
+		}
+		return slog.String(a.Key, h.scrub.text(fmt.Sprintf("%+v", x)))
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}

@@ -1,0 +1,131 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A base URL's password may hold '/', '?', '#' and '@': NewClient's error hides it
+// whole, wherever the parser gives up, as the scrubber does in any other text.
+func TestNewClientHidesAPasswordHoldingURLDelimiters(t *testing.T) {
+	for _, password := range []string{"hunter2/secret", "hunter2?secret", "hunter2#secret", "hunter2@secret", "hunter2/sec?ret#word@42x"} {
+		for _, form := range []string{"https://merchant:%s@api.example.com", "https://merchant:%s@api.example.com/v1", "//merchant:%s@api.example.com",
+			"http://merchant:%s@api.example.com:port", "ftp://merchant:%s@api.example.com"} {
+			raw := fmt.Sprintf(form, password)
+			_, err := NewClient(WithBaseURL(raw), WithClientCredentials("id", "s"))
+			require.Error(t, err, raw)
+			for _, part := range strings.FieldsFunc(password, func(r rune) bool { return strings.ContainsRune("/?#@", r) }) {
+				assert.NotContains(t, err.Error(), part, "%s: %v", raw, err)
+			}
+			assert.NotContains(t, Scrub("dial "+raw+": refused"), password, raw)
+		}
+	}
+}
+
+// What the scrubber masks, one line each.
+func TestScrubMasksWhatNamesAPersonOrOpensAnAccount(t *testing.T) {
+	for in, want := range map[string]string{
+		"GET /v1/mandates/preapproval/233241234567/cancel": "GET /v1/mandates/preapproval/*********567/cancel",
+		"account 1441000123456 refused":                    "account **********456 refused",
+		"customer ama.mensah@example.com exists":           "customer a***@example.com exists",
+		"/v1/customers?email=ama.mensah%40example.com":     "/v1/customers?email=a***%40example.com",
+		"Authorization: Basic Y2xpZW50OnNlY3JldA==":        "Authorization: Basic [redacted]",
+		"authorization=Bearer sk_live_abc123 sent":         "authorization=Bearer [redacted] sent",
+		`{"client_secret":"s3cr3t-value","id":"x"}`:        `{"client_secret":"[redacted]","id":"x"}`,
+		"token=abc&limit=10":                               "token=[redacted]&limit=10",
+		"password: hunter2":                                "password: [redacted]",
+		`Get "https://user:p/a?s#s@api.example.com/v1"`:    `Get "https://***@api.example.com/v1"`,
+		"cus_01H8X2 and 2025-01-15 stay":                   "cus_01H8X2 and 2025-01-15 stay",
+		"the token expired":                                "the token expired",
+	} {
+		assert.Equal(t, want, Scrub(in), "%q", in)
+	}
+	s := newScrubber("Y2xpZW50OnNlY3JldA", "opaque-secret")
+	assert.Equal(t, "key [redacted] and [redacted]", s.text("key opaque-secret and Y2xpZW50OnNlY3JldA"))
+}
+
+// An error handed to an Observer prints only scrubbed text under every verb, and keeps
+// its chain for errors.Is and errors.As.
+func TestScrubbedErrorUnderEveryVerb(t *testing.T) {
+	ue := &url.Error{Op: "Get", URL: "https://api.example.com/v1/mandates/preapproval/233241234567/cancel", Err: errors.New("connection reset")}
+	err := newScrubber().error(fmt.Errorf("billing: %w", ue))
+	for _, verb := range []string{"%v", "%+v", "%s", "%q", "%#v", "%x"} {
+		assert.NotContains(t, fmt.Sprintf(verb, err), "233241234567", verb)
+	}
+	var got *url.Error
+	require.ErrorAs(t, err, &got)
+	assert.Same(t, ue, got)
+
+	api := &APIError{StatusCode: 404, Message: "233241234567 has no mandate", Body: []byte(`{"message":"233241234567 has no mandate"}`), Method: "GET", Path: "/x"}
+	unknown := &OutcomeUnknownError{Method: "POST", Path: "/v1/payments/send", Err: api}
+	for _, v := range []error{api, unknown} {
+		for _, verb := range []string{"%v", "%+v", "%s", "%q", "%#v"} {
+			assert.NotContains(t, fmt.Sprintf(verb, v), "233241234567", verb)
+		}
+	}
+}
+
+// The log handler a Client wraps around WithLogger's scrubs messages, string and error
+// attributes, attributes given to With, and groups.
+func TestScrubHandlerScrubsEveryAttribute(t *testing.T) {
+	var buf bytes.Buffer
+	l := scrubLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), newScrubber("opaque-secret"))
+	l.With("base", "233241234567").WithGroup("g").Debug("phone 233241234567", "err", errors.New("for ama@example.com"),
+		"s", "opaque-secret", slog.Group("inner", "acct", "1441000123456"))
+	out := buf.String()
+	for _, leak := range []string{"233241234567", "ama@", "opaque-secret", "1441000123456"} {
+		assert.NotContains(t, out, leak)
+	}
+	assert.Contains(t, out, "*********567")
+}
+
+// errObserver keeps the text of every error an Observer is told, under every verb.
+type errObserver struct {
+	routeObserver
+	texts []string
+}
+
+func (o *errObserver) AttemptEnd(_ context.Context, a *AttemptInfo) {
+	if a.Err != nil {
+		o.mu.Lock()
+		o.texts = append(o.texts, fmt.Sprintf("%v|%+v|%s|%q|%#v", a.Err, a.Err, a.Err, a.Err, a.Err))
+		o.mu.Unlock()
+	}
+}
+
+func (o *errObserver) CallEnd(_ context.Context, c *CallInfo) {
+	if c.Err != nil {
+		o.mu.Lock()
+		o.texts = append(o.texts, fmt.Sprintf("%v|%+v|%s|%q|%#v", c.Err, c.Err, c.Err, c.Err, c.Err))
+		o.mu.Unlock()
+	}
+}
+
+// A transport failure's error names the request's URL: the Observer is told it scrubbed,
+// attempt by attempt, not only the call's error at the end.
+func TestObserverIsToldTransportErrorsScrubbed(t *testing.T) {
+	srv := newScriptedServer(t, resetConnection)
+	obs := &errObserver{}
+	c, _ := newTestClient(t, srv.URL, WithObserver(obs), WithRetry(2, 0, 0), WithDisbursementAccount("2020202"))
+	_, err := c.Mandates.Cancel(ctx(), "233241234567")
+	require.Error(t, err)
+	_, err = c.Customers.ListPage(ctx(), &CustomerListParams{Email: "ama.mensah@example.com"})
+	require.Error(t, err)
+	_, err = c.Payouts.BankTransferStatus(ctx(), &BankTransferStatusParams{ClientReference: "bank1"})
+	require.Error(t, err)
+	require.GreaterOrEqual(t, len(obs.texts), 6)
+	for _, text := range obs.texts {
+		for _, leak := range []string{"233241234567", "ama.mensah", "2020202"} {
+			assert.NotContains(t, text, leak)
+		}
+	}
+}
