@@ -1,6 +1,8 @@
 package billing
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -94,5 +96,43 @@ func TestPhoneRulesOfTheProvidersCountries(t *testing.T) {
 	for _, in := range []string{"+1 415 555 0100", "+44 20 7946 0958", "+234 803 123 4567", "+683 4002", "+49 1512 345 678 901"} {
 		_, err := NormalizePhone(in)
 		require.NoError(t, err, in)
+	}
+}
+
+// The README's sentence about phones is what NormalizePhone does: every number it says is
+// sent as another is sent so, and every number it says is refused is refused.
+func TestReadmePhonesSentenceIsTrue(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "**Phones**")
+	if start < 0 {
+		t.Fatal("the README no longer has its Phones paragraph")
+	}
+	para := strings.Join(strings.Fields(text[start:start+strings.Index(text[start:], "**Fields")]), " ")
+	sent, refused, ok := strings.Cut(para, "refused")
+	if !ok {
+		t.Fatalf("the Phones paragraph says nothing is refused: %q", para)
+	}
+	quoted := regexp.MustCompile("`([^`]+)`")
+	pairs := quoted.FindAllStringSubmatch(sent, -1)
+	// Before "refused": a number and what it is sent as, then the refused ones.
+	if len(pairs) < 3 {
+		t.Fatalf("the Phones paragraph names %d numbers: %q", len(pairs), para)
+	}
+	got, err := NormalizePhone(pairs[0][1])
+	if err != nil || got != pairs[1][1] {
+		t.Errorf("the README says %q is sent as %q; NormalizePhone gives %q, %v", pairs[0][1], pairs[1][1], got, err)
+	}
+	refusedNumbers := append(pairs[2:], quoted.FindAllStringSubmatch(refused, -1)...)
+	for _, m := range refusedNumbers {
+		if got, err := NormalizePhone(m[1]); err == nil {
+			t.Errorf("the README says %q is refused; NormalizePhone sends it as %q", m[1], got)
+		}
+	}
+	if len(refusedNumbers) < 3 {
+		t.Errorf("the README names %d refused numbers; want the local ones and the trunk 0", len(refusedNumbers))
 	}
 }
