@@ -342,8 +342,13 @@ func codeState(code ResponseCode) EventState {
 //
 // Anything else, and a payload without the fields that identify it (its reference, and
 // the response code of a transaction or payout callback), is an error matching
-// ErrInvalidEvent. ParseEvent never panics, whatever the input.
+// ErrInvalidEvent. A body that writes one field twice with values that disagree (two
+// casings of ResponseCode, say) is read by the inbound gate as no event at all: its
+// error matches ErrContradiction as well. ParseEvent never panics, whatever the input.
 func ParseEvent(body []byte) (Event, error) {
+	if err := readInbound(body); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
 	sh, err := scanShape(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)

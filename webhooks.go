@@ -148,7 +148,13 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
-		refuse(w, http.StatusBadRequest)
+		status := http.StatusBadRequest
+		if errors.Is(err, ErrContradiction) {
+			// A body that says two things is refused as a claim the SDK cannot
+			// believe, not as one it cannot read: nothing of it is recorded.
+			status = http.StatusForbidden
+		}
+		refuse(w, status)
 		return
 	}
 	ctx := withClaim(r.Context(), UnconfirmedClaim{Event: ev, Body: body})
