@@ -55,8 +55,13 @@ func confirmEvent(ctx context.Context, c *Client, lookup trackedLookup, ev Event
 		return confirmCheckout(ctx, c, lookup, ev)
 	case movementCallback:
 		return confirmMovement(ctx, c, lookup, ev)
+	case *UnconfirmedEvent:
+		return confirmation{status: http.StatusOK, truth: ev}
 	}
-	return confirmation{status: http.StatusOK, truth: ev}
+	// No status check confirms it (a trial start): it passes on as the unconfirmed
+	// claim it is, never as a fact.
+	claim, _ := UnconfirmedClaimFrom(ctx)
+	return confirmation{status: http.StatusOK, truth: unconfirmed("", ev, claim.Body)}
 }
 
 // confirmMovement asks the status check of the kind ev's reference is tracked as or,
@@ -169,7 +174,7 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 			o.judge(e.Movement)
 		}
 	}
-	return confirmation{status: http.StatusOK, truth: &CheckoutEvent{Event: EventKindPaymentSucceeded, Data: *p}, outcome: &o}
+	return confirmation{status: http.StatusOK, truth: checkoutTruth(p, o.State == EventExpired), outcome: &o}
 }
 
 // confirmedKey carries a confirmed outcome from the handler to the function it calls.

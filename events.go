@@ -367,6 +367,24 @@ func ParseEvent(body []byte) (Event, error) {
 	return ev, nil
 }
 
+// unknownEventKind reports the kind a body names in its "event" field when that is a
+// webhook kind the SDK does not know: such a body is no error of the sender's, only an
+// event that settles nothing (see UnconfirmedEvent).
+func unknownEventKind(body []byte) (EventKind, bool) {
+	sh, err := scanShape(body)
+	if err != nil || sh.keys&keyEvent == 0 || len(sh.event) == 0 {
+		return "", false
+	}
+	if _, err := sh.newForm(); err == nil {
+		return "", false
+	}
+	var kind string
+	if json.Unmarshal(append(append([]byte{'"'}, sh.event...), '"'), &kind) != nil || kind == "" {
+		return "", false
+	}
+	return EventKind(kind), true
+}
+
 // parsedEvent is an Event that can say which identifying field it lacks after decoding.
 type parsedEvent interface {
 	Event

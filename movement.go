@@ -159,7 +159,7 @@ func checkoutEvent(o *Outcome) Event {
 	if o.ClientReference != "" {
 		p.Metadata = Metadata{"clientReference": o.ClientReference}
 	}
-	return &CheckoutEvent{Event: EventKindPaymentSucceeded, Data: p}
+	return checkoutTruth(&p, o.State == EventExpired)
 }
 
 // derivedEvent is the confirmed event of an outcome settled by a callback, built from the
