@@ -1,0 +1,44 @@
+package billing
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDefaultCurrencyIsCompared: a receive or checkout tracked without a currency is in
+// GHS, the spec's default, and a status check that reports it paid in another currency
+// is a mismatch, never a plain success.
+func TestDefaultCurrencyIsCompared(t *testing.T) {
+	for _, currency := range []string{"", "ghs", "GHS"} {
+		tr, mock, _ := newTestTracker(t, TrackerOptions{})
+		xof := strings.Replace(string(fixture(t, "confirm/receive_status_order1042.json")), `"GHS"`, `"XOF"`, 1)
+		mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/order1042", httpmock.NewStringResponder(http.StatusOK, xof))
+		require.NoError(t, tr.TrackAmount(ctx(), KindReceive, "order1042", Money{Amount: 5000, Currency: currency}))
+		require.Equal(t, http.StatusOK, post(t, tr.Handler(), fixture(t, "events/transaction_success.json")).Code)
+		o := settledNow(t, tr, KindReceive, "order1042")
+		require.NotNil(t, o)
+		assert.Equal(t, EventMismatched, o.State, "tracked in %q, paid in XOF", currency)
+		key, _ := KeyOf(KindReceive, "order1042")
+		e, err := tr.Store().Get(ctx(), key)
+		require.NoError(t, err)
+		assert.Equal(t, "GHS", e.Movement.Currency, "the default is stored as the fact it is")
+	}
+}
+
+// TestMandateFailedWithCodeIsFinal: a mandate status check that answers FAILED beside
+// the documented failure code 4204 is final: the mandate failed. Before, the code made
+// the answer an error and the mandate stayed pending for ever.
+func TestMandateFailedWithCodeIsFinal(t *testing.T) {
+	c, mock := newMockClient(t)
+	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/mandates/preapproval/mandate7/status", httpmock.NewStringResponder(http.StatusOK,
+		`{"message":"Preapproval failed","code":"4204","data":{"clientReferenceId":"mandate7","preapprovalStatus":"FAILED","servicePreApprovalId":"sp1"}}`))
+	o, err := movementStatus(ctx(), c, Movement{Kind: KindMandate, ClientReference: "mandate7"})
+	require.NoError(t, err)
+	assert.Equal(t, EventFailed, o.State)
+	assert.True(t, o.IsFinal())
+}
