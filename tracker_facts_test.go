@@ -42,3 +42,27 @@ func TestMandateFailedWithCodeIsFinal(t *testing.T) {
 	assert.Equal(t, EventFailed, o.State)
 	assert.True(t, o.IsFinal())
 }
+
+// TestPaidAmountZeroIsAMismatch: a paid status check whose amount is present and
+// differs from the one tracked, zero included, is a mismatch; only an absent amount is
+// not named.
+func TestPaidAmountZeroIsAMismatch(t *testing.T) {
+	paid := string(fixture(t, "confirm/receive_status_order1042.json"))
+	for name, tt := range map[string]struct {
+		body string
+		want EventState
+	}{
+		"amount 0":       {strings.Replace(paid, `"amount": 5000`, `"amount": 0`, 1), EventMismatched},
+		"amount absent":  {strings.Replace(paid, `"amount": 5000,`, ``, 1), EventSucceeded},
+		"amount null":    {strings.Replace(paid, `"amount": 5000`, `"amount": null`, 1), EventSucceeded},
+		"amount as paid": {paid, EventSucceeded},
+	} {
+		tr, mock, _ := newTestTracker(t, TrackerOptions{})
+		mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/order1042", httpmock.NewStringResponder(http.StatusOK, tt.body))
+		require.NoError(t, tr.TrackAmount(ctx(), KindReceive, "order1042", Money{Amount: 5000, Currency: "GHS"}))
+		require.Equal(t, http.StatusOK, post(t, tr.Handler(), fixture(t, "events/transaction_success.json")).Code, name)
+		o := settledNow(t, tr, KindReceive, "order1042")
+		require.NotNil(t, o, name)
+		assert.Equal(t, tt.want, o.State, name)
+	}
+}
