@@ -122,18 +122,20 @@ func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev mo
 // service was asked by): never a field of the webhook.
 func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *CheckoutEvent) confirmation {
 	ref := ev.Reference()
-	p, err := c.Payments.Get(ctx, ref)
+	p, err := checkoutRecord(ctx, c, ref)
 	byClientReference := ev.byClientReference
 	if byClientReference && errors.Is(err, ErrNotFound) && ev.Data.Reference != "" && ev.Data.Reference != ref {
 		// A service that finds no session by client reference: ask about the session
 		// named, whose own record must then name the client reference.
-		p, err = c.Payments.Get(ctx, ev.Data.Reference)
+		p, err = checkoutRecord(ctx, c, ev.Data.Reference)
 		byClientReference = false
 	}
 	var invalidErr *ValidationError
 	switch {
 	case errors.Is(err, ErrNotFound), errors.As(err, &invalidErr):
 		return refused(http.StatusForbidden, "the service knows no payment %q", ref)
+	case errors.Is(err, errOtherKindRecord):
+		return refused(http.StatusForbidden, "the status check of %q: %v", ref, err)
 	case err != nil:
 		return refused(http.StatusServiceUnavailable, "Payments.Get failed: %v", err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// checkoutRecord is the service's record of a checkout session ref_X, created for the
+// checkoutRecordBody is the service's record of a checkout session ref_X, created for the
 // merchant's order7, in status with failureCode.
-func checkoutRecord(status PaymentStatus, failureCode string) string {
+func checkoutRecordBody(status PaymentStatus, failureCode string) string {
 	return `{"success":true,"data":{"id":"pay_1","reference":"ref_X","status":"` + string(status) + `","amount":5000,"currency":"GHS",` +
 		`"failureCode":"` + failureCode + `","metadata":{"clientReference":"order7"}}}`
 }
@@ -89,7 +89,7 @@ func TestCheckoutEventTypedByConfirmedState(t *testing.T) {
 		{PaymentStatusFailed, "expired", EventKindPaymentFailed, EventExpired},
 		{PaymentStatusPending, "", EventKindPaymentPending, EventPending},
 	} {
-		for handler, newHandler := range checkoutHandlers(t, checkoutRecord(tt.status, tt.failureCode)) {
+		for handler, newHandler := range checkoutHandlers(t, checkoutRecordBody(tt.status, tt.failureCode)) {
 			for shape, claim := range checkoutClaims {
 				var l eventLog
 				code := post(t, newHandler(&l), []byte(claim)).Code
@@ -114,7 +114,7 @@ func TestCheckoutEventTypedByConfirmedState(t *testing.T) {
 // shape, and a receive callback claiming success and then pending: each handler passes
 // each confirmed fact to merchant code once, whatever the claims looked like.
 func TestOneConfirmedFactReachesMerchantCodeOnce(t *testing.T) {
-	for handler, newHandler := range checkoutHandlers(t, checkoutRecord(PaymentStatusSucceeded, "")) {
+	for handler, newHandler := range checkoutHandlers(t, checkoutRecordBody(PaymentStatusSucceeded, "")) {
 		var l eventLog
 		h := newHandler(&l)
 		for _, shape := range []string{"spec, full", "spec, minimal", "spec, pending", "provider", "provider, pending", "provider, no state", "spec, full"} {

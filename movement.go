@@ -99,7 +99,7 @@ var movements = map[Kind]movement{
 		mandateEvent, maxClientReference},
 	KindCheckout: {EventKindPaymentSucceeded, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*Payment, error) {
-			return c.Payments.Get(ctx, cmp.Or(m.ServiceReference, m.ClientReference))
+			return checkoutRecord(ctx, c, cmp.Or(m.ServiceReference, m.ClientReference))
 		}, paymentOutcome), checkoutEvent, maxServiceReference},
 }
 
