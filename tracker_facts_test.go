@@ -66,3 +66,24 @@ func TestPaidAmountZeroIsAMismatch(t *testing.T) {
 		assert.Equal(t, tt.want, o.State, name)
 	}
 }
+
+// TestForgedCallbackDoesNotPinAnUnsentMovement: a forged callback for a guessable
+// reference, refused while its movement is tracked but not yet sent, leaves nothing
+// that keeps the movement: when its request then surely never leaves, the movement is
+// released, not left pending for ever.
+func TestForgedCallbackDoesNotPinAnUnsentMovement(t *testing.T) {
+	tr, _, _ := newTestTracker(t, TrackerOptions{})
+	forged := []byte(`{"ResponseCode":"2001","Data":{"AmountDebited":0,"TransactionId":"t1","ClientReference":"snd1","Amount":10,"Charges":0,"RecipientName":null}}`)
+	h := tr.Handler()
+	_, err := trackThenSend(ctx(), tr, KindSend, "snd1", Money{Amount: 1000}, func() (*DirectSend, error) {
+		code := post(t, h, forged).Code
+		assert.Equal(t, http.StatusForbidden, code, "no status check knows a payout that was never sent")
+		return nil, ErrNotSent
+	})
+	require.ErrorIs(t, err, ErrNotSent)
+	key, _ := KeyOf(KindSend, "snd1")
+	e, err := tr.Store().Get(ctx(), key)
+	require.NoError(t, err)
+	assert.False(t, e.Tracked, "the movement that never left is released")
+	assert.Nil(t, e.Final)
+}
