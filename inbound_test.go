@@ -600,3 +600,70 @@ func BenchmarkInboundGate(b *testing.B) {
 		})
 	}
 }
+
+// statusAnswers are recorded status checks of every kind, both wires, with the movement
+// each answers about.
+var statusAnswers = map[string]Movement{
+	"confirm/receive_status_order1042.json":            {Kind: KindReceive, ClientReference: "order1042"},
+	"confirm/charge_status_debitMarch2025.json":        {Kind: KindDirectDebit, ClientReference: "debitMarch2025"},
+	"confirm/send_status_payout2001.json":              {Kind: KindSend, ClientReference: "payout2001"},
+	"confirm/send_status_refund1042.json":              {Kind: KindSend, ClientReference: "refund1042"},
+	"confirm/bank_status_supplier88.json":              {Kind: KindBankTransfer, ClientReference: "supplier88"},
+	"confirm/mandate_status_mandate2025ama.json":       {Kind: KindMandate, ClientReference: "mandate2025ama"},
+	"confirm/checkout_get_ref_7Q2K9XW4LM.json":         {Kind: KindCheckout, ClientReference: "order7", ServiceReference: "ref_7Q2K9XW4LM"},
+	"provider/receive_status_paid_doc.json":            {Kind: KindReceive, ClientReference: "1sc2rc8nwmchngs9ds2f1dmn"},
+	"provider/directdebit_status_paid.json":            {Kind: KindDirectDebit, ClientReference: "3jL2KlUy3vt21debitC"},
+	"provider/send_status_success.json":                {Kind: KindSend, ClientReference: "pay101"},
+	"provider/bank_status_success.json":                {Kind: KindBankTransfer, ClientReference: "sendToBank101"},
+	"provider/preapproval_status.json":                 {Kind: KindMandate, ClientReference: "3jL2KlUy3vt21debitC"},
+	"provider/receive_status_unpaid_doc.json":          {Kind: KindReceive, ClientReference: "1sc2rc8nwmchngs9ds2f1dmn"},
+	"payments/checkout_paid_mobile_money.json":         {Kind: KindCheckout, ClientReference: "order7"},
+	"payouts/bank_status_failed.json":                  {Kind: KindBankTransfer, ClientReference: "supplier88"},
+	"mandates/charge_status_failed.json":               {Kind: KindDirectDebit, ClientReference: "debit1"},
+	"payments/receive_status_unpaid_success_code.json": {Kind: KindReceive, ClientReference: "rcv1044"},
+}
+
+// TestStatusCheckEverySpelling answers the status check of every kind, on both wires,
+// with every key of its recorded answer written again in each spelling: disagreeing,
+// the status check is no answer (the movement stays as it was); agreeing, it reads as
+// recorded.
+func TestStatusCheckEverySpelling(t *testing.T) {
+	c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
+	var answer []byte
+	mock.RegisterNoResponder(func(*http.Request) (*http.Response, error) {
+		return httpmock.NewBytesResponse(http.StatusOK, answer), nil
+	})
+	var fixtures []fixtureFile
+	recorded := map[string]*Outcome{}
+	for file, m := range statusAnswers {
+		fx := fixtureFile{name: file, body: fixture(t, file)}
+		answer = fx.body
+		o, err := movementStatus(ctx(), c, m)
+		if errors.Is(err, errAnsweredOther) {
+			continue // names another reference than the one this table gives it
+		}
+		require.NoError(t, err, file)
+		fixtures = append(fixtures, fx)
+		recorded[file] = o
+	}
+	require.GreaterOrEqual(t, len(fixtures), 10)
+	cases := forEachSpelling(t, fixtures, func(t *testing.T, fx fixtureFile, desc string, body []byte, want spellingWant) {
+		answer = body
+		o, err := movementStatus(ctx(), c, statusAnswers[fx.name])
+		switch want {
+		case spellingContradicts:
+			if !errors.Is(err, ErrContradiction) {
+				t.Fatalf("%s: %v (%v), want a contradiction", desc, o, err)
+			}
+		case spellingAgrees:
+			if err != nil || o.State != recorded[fx.name].State {
+				t.Fatalf("%s: %v (%v), want %s", desc, o, err, recorded[fx.name].State)
+			}
+		default:
+			if errors.Is(err, ErrContradiction) {
+				t.Fatalf("%s: %v", desc, err)
+			}
+		}
+	})
+	t.Logf("%d spellings of %d status checks checked", cases, len(fixtures))
+}
