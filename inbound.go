@@ -88,7 +88,7 @@ func readInbound(body []byte) error {
 	if r.pos != len(r.b) {
 		return r.syntax("after the top-level value")
 	}
-	return nil
+	return r.contradiction
 }
 
 // inboundReaders keeps readers, with the room their member lists grew, for the next
@@ -98,7 +98,7 @@ var inboundReaders = sync.Pool{New: func() any { return new(inboundReader) }}
 // release returns r to the pool, holding no part of the body it read.
 func (r *inboundReader) release() {
 	clear(r.members[:cap(r.members)])
-	r.b, r.members = nil, r.members[:0]
+	r.b, r.members, r.contradiction = nil, r.members[:0], nil
 	if cap(r.members) <= 1024 {
 		inboundReaders.Put(r)
 	}
@@ -110,6 +110,10 @@ type inboundReader struct {
 	b       []byte
 	pos     int
 	members []inboundMember
+	// contradiction is the first field found written twice, disagreeing: returned once
+	// the whole body is known to be JSON, so that a body that is no JSON is refused as
+	// such whatever it repeats.
+	contradiction error
 }
 
 // inboundMember is one key of an object, with where its value lies.
@@ -337,9 +341,7 @@ func (r *inboundReader) object(depth int, scope inboundScope) error {
 			return err
 		}
 		m.value[1] = r.pos
-		if err := r.addMember(frame, m, &index); err != nil {
-			return err
-		}
+		r.addMember(frame, m, &index)
 		r.space()
 		if r.pos >= len(r.b) {
 			return r.syntax("an unterminated object")
@@ -357,19 +359,17 @@ func (r *inboundReader) object(depth int, scope inboundScope) error {
 }
 
 // addMember records m in the object whose members start at frame, after checking that
-// no earlier member is the same field with another value.
-func (r *inboundReader) addMember(frame int, m inboundMember, index *map[string]int) error {
+// no earlier member is the same field with another value (see agree).
+func (r *inboundReader) addMember(frame int, m inboundMember, index *map[string]int) {
 	siblings := r.members[frame:]
 	if *index == nil && len(siblings) < smallObject {
 		for i := range siblings {
 			if sameField(&siblings[i], &m) {
-				if err := r.agree(&siblings[i], &m); err != nil {
-					return err
-				}
+				r.agree(&siblings[i], &m)
 			}
 		}
 		r.members = append(r.members, m)
-		return nil
+		return
 	}
 	if *index == nil {
 		*index = make(map[string]int, 2*smallObject)
@@ -381,9 +381,7 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[string]
 	}
 	for _, name := range fieldNames(&m) {
 		if at, ok := (*index)[name]; ok {
-			if err := r.agree(&r.members[at], &m); err != nil {
-				return err
-			}
+			r.agree(&r.members[at], &m)
 		}
 	}
 	r.members = append(r.members, m)
@@ -391,7 +389,6 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[string]
 	for _, name := range fieldNames(&r.members[at]) {
 		(*index)[name] = at
 	}
-	return nil
 }
 
 // fieldNames returns the names under which a large object indexes m: its folded key
@@ -404,24 +401,27 @@ func fieldNames(m *inboundMember) []string {
 	return names
 }
 
-// agree returns a contradiction unless the values of a and b, two spellings of one
+// agree records a contradiction unless the values of a and b, two spellings of one
 // field, are the same JSON value.
-func (r *inboundReader) agree(a, b *inboundMember) error {
+func (r *inboundReader) agree(a, b *inboundMember) {
+	if r.contradiction != nil {
+		return
+	}
 	va, vb := r.b[a.value[0]:a.value[1]], r.b[b.value[0]:b.value[1]]
 	if bytes.Equal(va, vb) {
-		return nil
+		return
 	}
 	if a.alias != 0 && a.alias == b.alias && !sameKey(a, b) && (isEmptyValue(va) || isEmptyValue(vb)) {
 		// The readers of an alias group read the first spelling that holds a value
 		// (wireCode.code, firstText): an empty one competes with nothing.
-		return nil
+		return
 	}
 	ca, errA := canonicalValue(va)
 	cb, errB := canonicalValue(vb)
 	if errA == nil && errB == nil && bytes.Equal(ca, cb) {
-		return nil
+		return
 	}
-	return &contradictionError{first: string(a.key), second: string(b.key)}
+	r.contradiction = &contradictionError{first: string(a.key), second: string(b.key)}
 }
 
 // sameKey reports whether a and b are one key without regard to case.
