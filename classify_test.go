@@ -172,7 +172,9 @@ func TestMoneySafetyDocTruthTable(t *testing.T) {
 }
 
 // moneyAnswerData is a data object every money movement's result reads something from.
-const moneyAnswerData = `{"id":"pay_1","reference":"r1","status":"PENDING","TransactionId":"t1","ClientReference":"c1",` +
+// The spellings the acceptance reads as one field (id and TransactionId, reference and
+// ClientReference) agree: disagreeing, they would be a contradiction.
+const moneyAnswerData = `{"id":"pay_1","reference":"r1","status":"PENDING","TransactionId":"pay_1","ClientReference":"r1",` +
 	`"servicePreApprovalId":"s1","clientReferenceId":"m1","preapprovalStatus":"PENDING"}`
 
 // TestMoneyAnswersThroughThePipeline sends every money movement and answers it with

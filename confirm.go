@@ -55,8 +55,13 @@ func confirmEvent(ctx context.Context, c *Client, lookup trackedLookup, ev Event
 		return confirmCheckout(ctx, c, lookup, ev)
 	case movementCallback:
 		return confirmMovement(ctx, c, lookup, ev)
+	case *UnconfirmedEvent:
+		return confirmation{status: http.StatusOK, truth: ev}
 	}
-	return confirmation{status: http.StatusOK, truth: ev}
+	// No status check confirms it (a trial start): it passes on as the unconfirmed
+	// claim it is, never as a fact.
+	claim, _ := UnconfirmedClaimFrom(ctx)
+	return confirmation{status: http.StatusOK, truth: unconfirmed("", ev, claim.Body)}
 }
 
 // confirmMovement asks the status check of the kind ev's reference is tracked as or,
@@ -117,18 +122,20 @@ func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev mo
 // service was asked by): never a field of the webhook.
 func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *CheckoutEvent) confirmation {
 	ref := ev.Reference()
-	p, err := c.Payments.Get(ctx, ref)
+	p, err := checkoutRecord(ctx, c, ref)
 	byClientReference := ev.byClientReference
 	if byClientReference && errors.Is(err, ErrNotFound) && ev.Data.Reference != "" && ev.Data.Reference != ref {
 		// A service that finds no session by client reference: ask about the session
 		// named, whose own record must then name the client reference.
-		p, err = c.Payments.Get(ctx, ev.Data.Reference)
+		p, err = checkoutRecord(ctx, c, ev.Data.Reference)
 		byClientReference = false
 	}
 	var invalidErr *ValidationError
 	switch {
 	case errors.Is(err, ErrNotFound), errors.As(err, &invalidErr):
 		return refused(http.StatusForbidden, "the service knows no payment %q", ref)
+	case errors.Is(err, errOtherKindRecord):
+		return refused(http.StatusForbidden, "the status check of %q: %v", ref, err)
 	case err != nil:
 		return refused(http.StatusServiceUnavailable, "Payments.Get failed: %v", err)
 	}
@@ -169,7 +176,7 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 			o.judge(e.Movement)
 		}
 	}
-	return confirmation{status: http.StatusOK, truth: &CheckoutEvent{Event: EventKindPaymentSucceeded, Data: *p}, outcome: &o}
+	return confirmation{status: http.StatusOK, truth: checkoutTruth(p, o.State == EventExpired), outcome: &o}
 }
 
 // confirmedKey carries a confirmed outcome from the handler to the function it calls.

@@ -167,7 +167,7 @@ var endpoints = [endpointCount]endpoint{
 
 	epMandateCreate:    {http.MethodPost, "/v1/mandates", authBasic, retryMoney, noFlags},
 	epMandateVerifyOTP: {http.MethodPost, "/v1/mandates/verifyotp", authBasic, retryWrite, noFlags},
-	epMandateStatus:    {http.MethodGet, "/v1/mandates/preapproval/{clientReferenceId}/status", authBasic, retryRead, noFlags},
+	epMandateStatus:    {http.MethodGet, "/v1/mandates/preapproval/{clientReferenceId}/status", authBasic, retryRead, codeIsData},
 	// A GET that changes state: once it may have been done, a second try would answer
 	// 404 and hide the success, so it is not re-sent, by the SDK or by net/http, which
 	// replays a GET on its own when a reused connection closes. Status tells the truth.

@@ -198,7 +198,7 @@ func TestEndpointsTableFollowsDesign(t *testing.T) {
 
 	// The status checks: their code is the transaction's, they are reads, and they take
 	// client credentials.
-	assert.Equal(t, set(epReceiveStatus, epSendStatus, epBankTransferStatus, epDirectDebitStatus),
+	assert.Equal(t, set(epReceiveStatus, epSendStatus, epBankTransferStatus, epDirectDebitStatus, epMandateStatus),
 		rows(func(e endpoint) bool { return e.flags&codeIsData != 0 }))
 	assert.Empty(t, rows(func(e endpoint) bool {
 		return e.flags&codeIsData != 0 && (e.retry != retryRead || e.auth != authBasic || e.method != http.MethodGet)

@@ -344,8 +344,13 @@ func codeState(code ResponseCode) EventState {
 //
 // Anything else, and a payload without the fields that identify it (its reference, and
 // the response code of a transaction or payout callback), is an error matching
-// ErrInvalidEvent. ParseEvent never panics, whatever the input.
+// ErrInvalidEvent. A body that writes one field twice with values that disagree (two
+// casings of ResponseCode, say) is read by the inbound gate as no event at all: its
+// error matches ErrContradiction as well. ParseEvent never panics, whatever the input.
 func ParseEvent(body []byte) (Event, error) {
+	if err := readInbound(body); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
 	sh, err := scanShape(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
@@ -362,6 +367,24 @@ func ParseEvent(body []byte) (Event, error) {
 		return nil, fmt.Errorf("%w: %s without %s", ErrInvalidEvent, ev.Kind(), missing)
 	}
 	return ev, nil
+}
+
+// unknownEventKind reports the kind a body names in its "event" field when that is a
+// webhook kind the SDK does not know: such a body is no error of the sender's, only an
+// event that settles nothing (see UnconfirmedEvent).
+func unknownEventKind(body []byte) (EventKind, bool) {
+	sh, err := scanShape(body)
+	if err != nil || sh.keys&keyEvent == 0 || len(sh.event) == 0 {
+		return "", false
+	}
+	if _, err := sh.newForm(); err == nil {
+		return "", false
+	}
+	var kind string
+	if json.Unmarshal(append(append([]byte{'"'}, sh.event...), '"'), &kind) != nil || kind == "" {
+		return "", false
+	}
+	return EventKind(kind), true
 }
 
 // parsedEvent is an Event that can say which identifying field it lacks after decoding.

@@ -370,6 +370,9 @@ type DirectDebitTransaction struct {
 	Charges               DecimalAmount    `json:"charges"`
 	AmountAfterCharges    DecimalAmount    `json:"amountAfterCharges"`
 	IsFulfilled           bool             `json:"isFulfilled"`
+
+	// amountNamed: the answer carried an amount field (0 included).
+	amountNamed bool
 }
 
 // UnmarshalJSON reads the transaction on either wire: decimal amounts, the date in ISO
@@ -387,7 +390,7 @@ func (t *DirectDebitTransaction) fromStatus(w *collectionStatusWire, r StatusRes
 		StatusResponse: r, Date: c.date, Status: c.status, TransactionID: c.transactionID,
 		ExternalTransactionID: c.externalTransactionID, PaymentMethod: c.paymentMethod, ClientReference: c.clientReference,
 		CurrencyCode: c.currency, Amount: DecimalAmount(c.amount), Charges: DecimalAmount(c.charges),
-		AmountAfterCharges: DecimalAmount(c.amountAfterCharges), IsFulfilled: c.isFulfilled,
+		AmountAfterCharges: DecimalAmount(c.amountAfterCharges), IsFulfilled: c.isFulfilled, amountNamed: c.amountNamed,
 	}
 }
 

@@ -63,7 +63,7 @@ var movements = map[Kind]movement{
 		},
 		func(r *ReceiveTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference}
+				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference, amountNamed: r.amountNamed}
 		}), transactionEvent, maxClientReference},
 	KindDirectDebit: {EventKindTransaction, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*DirectDebitTransaction, error) {
@@ -71,7 +71,7 @@ var movements = map[Kind]movement{
 		},
 		func(r *DirectDebitTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, TransactionID: r.TransactionID, ExternalTransactionID: r.ExternalTransactionID,
-				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference}
+				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference, amountNamed: r.amountNamed}
 		}), transactionEvent, maxClientReference},
 	KindSend: {EventKindPayout, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*SendTransaction, error) {
@@ -79,7 +79,7 @@ var movements = map[Kind]movement{
 		},
 		func(r *SendTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, codeImplied: r.codeImplied, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
-				Amount: r.Amount, Charges: r.Fees, named: r.ClientReference}
+				Amount: r.Amount, Charges: r.Fees, named: r.ClientReference, amountNamed: r.amountNamed}
 		}), payoutEvent, maxClientReference},
 	KindBankTransfer: {EventKindPayout, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*BankTransferTransaction, error) {
@@ -87,7 +87,7 @@ var movements = map[Kind]movement{
 		},
 		func(r *BankTransferTransaction) Outcome {
 			return Outcome{Code: r.ResponseCode, codeImplied: r.codeImplied, TransactionID: r.TransactionID, ExternalTransactionID: r.NetworkTransactionID,
-				Amount: int64(r.Amount), Charges: int64(r.Fees), named: r.ClientReference}
+				Amount: int64(r.Amount), Charges: int64(r.Fees), named: r.ClientReference, amountNamed: r.amountNamed}
 		}), payoutEvent, maxClientReference},
 	KindMandate: {EventKindMandate, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*Mandate, error) {
@@ -99,7 +99,7 @@ var movements = map[Kind]movement{
 		mandateEvent, maxClientReference},
 	KindCheckout: {EventKindPaymentSucceeded, statusOf(
 		func(ctx context.Context, c *Client, m Movement) (*Payment, error) {
-			return c.Payments.Get(ctx, cmp.Or(m.ServiceReference, m.ClientReference))
+			return checkoutRecord(ctx, c, cmp.Or(m.ServiceReference, m.ClientReference))
 		}, paymentOutcome), checkoutEvent, maxServiceReference},
 }
 
@@ -159,7 +159,7 @@ func checkoutEvent(o *Outcome) Event {
 	if o.ClientReference != "" {
 		p.Metadata = Metadata{"clientReference": o.ClientReference}
 	}
-	return &CheckoutEvent{Event: EventKindPaymentSucceeded, Data: p}
+	return checkoutTruth(&p, o.State == EventExpired)
 }
 
 // derivedEvent is the confirmed event of an outcome settled by a callback, built from the
@@ -292,13 +292,15 @@ func movementStatus(ctx context.Context, c *Client, m Movement) (*Outcome, error
 }
 
 // judge turns a success whose amount or currency differs from what m asked into
-// EventMismatched: the money moved, but not as asked. An amount or currency the answer
-// does not name (zero, empty) is not compared.
+// EventMismatched: the money moved, but not as asked. An amount the answer carries is
+// compared, zero included; only an absent one (and, for an answer whose reader cannot
+// tell absent from zero, a zero) is not named. A currency the answer does not name
+// (empty) is not compared.
 func (o *Outcome) judge(m Movement) {
 	if o.State != EventSucceeded {
 		return
 	}
-	if (m.Amount != 0 && o.Amount != 0 && o.Amount != m.Amount) ||
+	if (m.Amount != 0 && (o.amountNamed || o.Amount != 0) && o.Amount != m.Amount) ||
 		(m.Currency != "" && o.Currency != "" && !strings.EqualFold(o.Currency, m.Currency)) {
 		o.State = EventMismatched
 	}
@@ -367,6 +369,9 @@ type Outcome struct {
 	named string
 	// expired: the service ended a checkout session unpaid because it expired.
 	expired bool
+	// amountNamed: the status check's answer carried an amount field, so Amount is
+	// what it said, 0 included; otherwise 0 says nothing.
+	amountNamed bool
 }
 
 // Succeeded reports whether the money moved as asked (or the mandate was approved):
@@ -573,6 +578,7 @@ type collectionStatus struct {
 	transactionID, externalTransactionID, paymentMethod, clientReference, currency string
 	amount, charges, amountAfterCharges                                            int64
 	isFulfilled                                                                    bool
+	amountNamed                                                                    bool // the amount field was there
 }
 
 // read converts the status, reading plain integers in declared (the kind's unit).
@@ -588,7 +594,7 @@ func (w *collectionStatusWire) read(declared amountUnit) collectionStatus {
 		transactionID: string(w.TransactionID), externalTransactionID: string(w.ExternalTransactionID),
 		paymentMethod: string(w.PaymentMethod), clientReference: string(w.ClientReference), currency: string(w.CurrencyCode.text),
 		amount: w.Amount.minorOr0(u), charges: w.Charges.minorOr0(u), amountAfterCharges: w.AmountAfterCharges.minorOr0(u),
-		isFulfilled: w.IsFulfilled.v,
+		isFulfilled: w.IsFulfilled.v, amountNamed: w.Amount.present(),
 	}
 }
 
@@ -615,6 +621,7 @@ type payoutStatus struct {
 	status                                                                            PayoutStatus
 	amount, fees                                                                      int64
 	createdAt                                                                         time.Time
+	amountNamed                                                                       bool // the Amount field was there
 }
 
 // read converts the status under the envelope's r, reading plain integers in declared
@@ -635,7 +642,7 @@ func (w *payoutStatusWire) read(declared amountUnit, r StatusResponse) payoutSta
 		transactionID:  string(w.TransactionID), networkTransactionID: string(w.NetworkTransactionID),
 		clientReference: string(w.ClientReference), customerNumber: string(w.CustomerNumber), description: string(w.Description),
 		channel: PayoutChannel(w.Channel), status: status,
-		amount: w.Amount.minorOr0(u), fees: w.Fees.minorOr0(u), createdAt: w.CreatedAt.at,
+		amount: w.Amount.minorOr0(u), fees: w.Fees.minorOr0(u), createdAt: w.CreatedAt.at, amountNamed: w.Amount.present(),
 	}
 }
 

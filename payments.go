@@ -344,6 +344,9 @@ type ReceiveTransaction struct {
 	AmountAfterCharges int64 `json:"amountAfterCharges"`
 	// IsFulfilled is true once paid; the provider leaves it null (false) even then.
 	IsFulfilled bool `json:"isFulfilled"`
+
+	// amountNamed: the answer carried an amount field (0 included).
+	amountNamed bool
 }
 
 // UnmarshalJSON reads the transaction on either wire: amounts in minor units or in
@@ -361,7 +364,7 @@ func (t *ReceiveTransaction) fromStatus(w *collectionStatusWire, r StatusRespons
 		StatusResponse: r, Date: c.date, Status: c.status, TransactionID: c.transactionID,
 		ExternalTransactionID: c.externalTransactionID, PaymentMethod: c.paymentMethod, ClientReference: c.clientReference,
 		CurrencyCode: c.currency, Amount: c.amount, Charges: c.charges, AmountAfterCharges: c.amountAfterCharges,
-		IsFulfilled: c.isFulfilled,
+		IsFulfilled: c.isFulfilled, amountNamed: c.amountNamed,
 	}
 }
 

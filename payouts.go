@@ -155,6 +155,9 @@ type SendTransaction struct {
 	CustomerNumber    string        `json:"CustomerNumber,omitempty"`
 	TransactionStatus PayoutStatus  `json:"transactionStatus"`
 	CreatedAt         time.Time     `json:"CreatedAt,omitzero"`
+
+	// amountNamed: the answer carried an amount field (0 included).
+	amountNamed bool
 }
 
 // UnmarshalJSON reads the transaction on either wire, with CreatedAt in the
@@ -171,7 +174,7 @@ func (t *SendTransaction) fromStatus(w *payoutStatusWire, r StatusResponse) {
 	*t = SendTransaction{
 		StatusResponse: p.StatusResponse, TransactionID: p.transactionID, NetworkTransactionID: p.networkTransactionID,
 		Amount: p.amount, Fees: p.fees, ClientReference: p.clientReference, Channel: p.channel,
-		CustomerNumber: p.customerNumber, TransactionStatus: p.status, CreatedAt: p.createdAt,
+		CustomerNumber: p.customerNumber, TransactionStatus: p.status, CreatedAt: p.createdAt, amountNamed: p.amountNamed,
 	}
 }
 
@@ -330,6 +333,9 @@ type BankTransferTransaction struct {
 	Description          string        `json:"Description,omitempty"`
 	TransactionStatus    PayoutStatus  `json:"transactionStatus"`
 	CreatedAt            time.Time     `json:"CreatedAt,omitzero"`
+
+	// amountNamed: the answer carried an amount field (0 included).
+	amountNamed bool
 }
 
 // UnmarshalJSON reads the transaction on either wire, with CreatedAt in the
@@ -347,7 +353,7 @@ func (t *BankTransferTransaction) fromStatus(w *payoutStatusWire, r StatusRespon
 		StatusResponse: p.StatusResponse, TransactionID: p.transactionID, NetworkTransactionID: p.networkTransactionID,
 		Amount: DecimalAmount(p.amount), Fees: DecimalAmount(p.fees), ClientReference: p.clientReference,
 		Channel: p.channel, CustomerNumber: p.customerNumber, Description: p.description,
-		TransactionStatus: p.status, CreatedAt: p.createdAt,
+		TransactionStatus: p.status, CreatedAt: p.createdAt, amountNamed: p.amountNamed,
 	}
 }
 

@@ -54,7 +54,7 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	if ok {
 		limit = maxBodyBytes
 	}
-	if ok {
+	if ok && streams(out) {
 		// A page is decoded as it arrives, and no further than its bound; the start
 		// of the body is kept in case it reports a failure.
 		kept := &cappedBuffer{max: maxErrorBodyBytes}
@@ -84,11 +84,19 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	}
 	if !ok {
 		r.body = bytes.Clone(buf.Bytes()[:min(n, limit)])
+		// The inbound gate first (inbound.go): an error body that writes its code or
+		// its success flag twice, disagreeing, says nothing either way.
+		if err := readInbound(r.body); errors.Is(err, ErrContradiction) {
+			return fmt.Errorf("%w: %w", errUnreadableBody, err)
+		}
 		_ = json.Unmarshal(r.body, out.header()) // best effort: the status speaks anyway
 		return nil
 	}
 	if n > limit {
 		return fmt.Errorf("%w: larger than %d bytes", errUnreadableBody, limit)
+	}
+	if err := readInbound(buf.Bytes()); err != nil {
+		return fmt.Errorf("%w: %w", errUnreadableBody, err)
 	}
 	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
 		return fmt.Errorf("%w: %w", errUnreadableBody, err)
@@ -97,6 +105,21 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 		r.body = bytes.Clone(buf.Bytes())
 	}
 	return nil
+}
+
+// streams reports whether out decodes its data as it arrives (a page), so that read
+// builds the reader that keeps the body's start only for such a target.
+func streams(out decodeTarget) bool {
+	s, ok := out.(interface{ streams() bool })
+	return !ok || s.streams()
+}
+
+// streams reports whether e's data is a page, read by decodeStream.
+func (e *envelope[T]) streams() bool {
+	_, ok := any(&e.Data).(interface {
+		decodeStream(r io.Reader, h *envelopeHeader) error
+	})
+	return ok
 }
 
 // putBuffer returns buf to the pool unless it grew too large to be worth keeping.

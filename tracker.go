@@ -320,8 +320,14 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		return nil
 	}
 	now := t.opts.Clock.Now()
+	currency := strings.ToUpper(amount.Currency)
+	if currency == "" && amount.Amount != 0 {
+		// The spec's default currency is a fact of the movement, compared with the
+		// status check's like one the merchant named.
+		currency = defaultCurrency
+	}
 	mv := Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
-		Currency: strings.ToUpper(amount.Currency), StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)}
+		Currency: currency, StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)}
 	var m Movement
 	var created bool
 	if trackIt := trackEntry(t.store, sending); trackIt != nil {
@@ -357,6 +363,10 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 	}
 	return m, created, nil
 }
+
+// defaultCurrency is the currency of a movement whose params name none (the spec's
+// default for receive and checkout; the service moves no other).
+const defaultCurrency = "GHS"
 
 // forgottenError is the error of tracking a movement its store forgot after Retention.
 func forgottenError(kind Kind, clientReference string) error {

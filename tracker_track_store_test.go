@@ -116,7 +116,9 @@ func TestTrackRefusesTheSameWithOrWithoutEntryTracker(t *testing.T) {
 			require.NotNil(t, e.Final, "the callback settled ref2")
 			assert.True(t, e.Tracked && e.Final.Outcome.Succeeded() && e.Final.Outcome.Kind == billing.KindSend, "ref2 = %+v", e.Final)
 			if entries {
-				assert.Zero(t, counted.gets.Load(), "Get calls")
+				// The callback is confirmed before it is recorded under the confirmed
+				// fact's key: that confirmation reads the tracked kind once.
+				assert.LessOrEqual(t, counted.gets.Load(), int64(1), "Get calls")
 			}
 		})
 	}

@@ -5,13 +5,13 @@
 package billing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 )
 
@@ -85,6 +85,16 @@ func WithStatusCheckConfirmation(c *Client) WebhookOption {
 // answers 400 to a body ParseEvent refuses, and calls fn with the typed event: 200 when fn
 // returns nil, 500 when it returns an error, so the sender delivers the event again.
 //
+// With WithStatusCheckConfirmation, fn receives confirmed facts typed by their state: a
+// checkout is a *CheckoutEvent (payment.succeeded) only when the service holds it
+// SUCCEEDED, a *CheckoutFailedEvent (payment.failed) when FAILED or expired, a
+// *CheckoutPendingEvent otherwise. An event nothing confirms (a kind the SDK does not
+// know, a subscription trial notice under confirmation) reaches fn as an
+// *UnconfirmedEvent, whose Kind is EventKindUnconfirmed: never act on it as a money
+// fact. Dedupe keys come from the confirmed facts (kind, reference, confirmed state), so
+// one fact delivered in several claim shapes reaches fn once; unconfirmed events reach
+// it each time they are delivered.
+//
 // fn may be called concurrently. Redeliveries reach fn again unless WithDedupe is given.
 //
 // The handler keeps no clock of its own while it reads: serve it from an http.Server with
@@ -110,7 +120,9 @@ func newWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOpt
 // it such events are answered 200 and logged at warning level. An error from fn is
 // answered 500, so the sender delivers the event again. Money movement callbacks never
 // reach fn: they settle their movement, reported by Await and OnOutcome. NewWebhookHandler
-// ignores this option: its function receives every event.
+// ignores this option: its function receives every event. fn receives the types
+// NewWebhookHandler describes: a checkout in the type of its confirmed state, and the
+// trial notice and unknown kinds as *UnconfirmedEvent.
 func WithEventHandler(fn func(context.Context, Event) error) WebhookOption {
 	return func(h *webhookHandler) { h.other = fn }
 }
@@ -142,51 +154,74 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := ParseEvent(body)
+	if kind, ok := unknownEventKind(body); err != nil && ok && !errors.Is(err, ErrContradiction) {
+		// A kind the SDK does not know settles nothing: it reaches the function as the
+		// unconfirmed claim it is (DESIGN "Events that settle nothing").
+		ev, err = unconfirmed(kind, nil, body), nil
+	}
 	if err == nil && isMovementCallback(ev) {
 		// No movement has such a reference: refuse it before anything is recorded of it.
 		err = checkCallbackReference(ev)
 	}
 	if err != nil {
 		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
-		refuse(w, http.StatusBadRequest)
+		status := http.StatusBadRequest
+		if errors.Is(err, ErrContradiction) {
+			// A body that says two things is refused as a claim the SDK cannot
+			// believe, not as one it cannot read: nothing of it is recorded.
+			status = http.StatusForbidden
+		}
+		refuse(w, status)
 		return
 	}
 	ctx := withClaim(r.Context(), UnconfirmedClaim{Event: ev, Body: body})
-	finish := func(bool) {}
-	lookup := h.lookup
-	if h.stored != nil {
-		var proceed bool
-		var entry *Entry
-		if finish, entry, proceed = h.stored.begin(w, r, ev, body, h.logger); !proceed {
-			return
-		}
-		lookup = withEntry(lookup, EventKey(ev), entry)
-	}
-	held, ok := h.hold(ctx, w, ev, nil)
-	if !ok {
-		finish(false)
+	claimKey := dedupeKey(ev)
+	if h.seen != nil && h.confirmer != nil && h.seen.handled(claimKey) {
+		// The very claim was confirmed and handled already: answering it needs no
+		// status check, and nothing of it reaches merchant code again.
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
+		writeReceived(w)
 		return
 	}
-	handled := false
-	defer func() {
-		h.release(held, handled)
-		finish(handled)
-	}()
+	var confirmed *Outcome
 	if h.confirmer != nil {
-		conf := confirmEvent(ctx, h.confirmer, lookup, ev)
+		conf := confirmEvent(ctx, h.confirmer, h.lookup, ev)
 		if conf.status != http.StatusOK {
 			h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[ev.State()],
 				append(eventAttrs(ev), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
 			refuse(w, conf.status)
 			return
 		}
+		confirmed = conf.outcome
 		ctx, ev = withConfirmedOutcome(ctx, conf.outcome), conf.truth
-		// The truth may name another reference than the claim (a checkout's session): a
-		// copy of it handled already is a duplicate too.
-		if held, ok = h.hold(ctx, w, ev, held); !ok {
+	}
+	// Dedupe comes after confirmation, on the confirmed fact (kind, reference, state),
+	// so that one fact delivered in several claim shapes reaches the function once. An
+	// unconfirmed event holds no fact to key it by: it reaches the function each time.
+	_, unconfirmedEvent := ev.(*UnconfirmedEvent)
+	finish := func(bool) {}
+	if h.stored != nil && !unconfirmedEvent {
+		var proceed bool
+		if finish, proceed = h.stored.begin(w, r, storedKey(ev, confirmed), factKey(ev, confirmed), ev, body, h.logger); !proceed {
 			return
 		}
 	}
+	var held []string
+	if !unconfirmedEvent {
+		var ok bool
+		if held, ok = h.hold(ctx, w, factKey(ev, confirmed)); !ok {
+			finish(false)
+			return
+		}
+	}
+	handled := false
+	defer func() {
+		h.release(held, handled)
+		if handled && h.seen != nil && h.confirmer != nil && !unconfirmedEvent {
+			h.seen.remember(claimKey)
+		}
+		finish(handled)
+	}()
 	if err := h.call(withRawBody(ctx, body), ev); err != nil {
 		h.logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook handler failed",
 			append(eventAttrs(ev), slog.String("error", err.Error()))...)
@@ -197,29 +232,25 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeReceived(w)
 }
 
-// hold marks ev's dedupe key in flight and returns the keys held, or answers a duplicate
-// (200 when handled already, 503 while a copy is in flight) and reports false. Without
-// WithDedupe it holds nothing; a key this delivery holds already is not held again.
-func (h *webhookHandler) hold(ctx context.Context, w http.ResponseWriter, ev Event, held []string) ([]string, bool) {
+// hold marks key in flight and returns the keys held, or answers a duplicate (200 when
+// handled already, 503 while a copy is in flight) and reports false. Without WithDedupe
+// it holds nothing.
+func (h *webhookHandler) hold(ctx context.Context, w http.ResponseWriter, key string) ([]string, bool) {
 	if h.seen == nil {
 		return nil, true
 	}
-	key := dedupeKey(ev)
-	if slices.Contains(held, key) {
-		return held, true
-	}
 	switch h.seen.begin(key) {
 	case seenHandled:
-		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate", slog.String("key", key))
 		writeReceived(w)
-		return held, false
+		return nil, false
 	case seenInFlight:
 		// The first copy may still fail; answering "done" now would lose the event.
-		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate of one in flight", eventAttrs(ev)...)
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate of one in flight", slog.String("key", key))
 		refuse(w, http.StatusServiceUnavailable)
-		return held, false
+		return nil, false
 	}
-	return append(held, key), true
+	return []string{key}, true
 }
 
 // release ends the handling of the held keys, remembering them when handled.
@@ -275,6 +306,13 @@ func writeReceived(w http.ResponseWriter) {
 // eventAttrs describe an event in a log line: kind, reference, state and code, never
 // phone numbers.
 func eventAttrs(ev Event) []slog.Attr {
+	if u, ok := ev.(*UnconfirmedEvent); ok {
+		return []slog.Attr{
+			slog.String("kind", string(u.ClaimedKind)),
+			slog.String("reference", u.Reference()),
+			slog.Bool("unconfirmed", true),
+		}
+	}
 	return []slog.Attr{
 		slog.String("kind", string(ev.Kind())),
 		slog.String("reference", ev.Reference()),
@@ -284,14 +322,44 @@ func eventAttrs(ev Event) []slog.Attr {
 }
 
 // dedupeKey identifies an event for deduplication: the same operation in the same state.
-// It holds the facts a confirmation settles, kind, state and reference, never a field
-// only the sender chooses (a response code: a forged failure code per delivery would
-// otherwise reach merchant code each time).
+// It holds kind, state and reference, never a field only the sender chooses (a response
+// code: a forged failure code per delivery would otherwise reach merchant code each
+// time).
 func dedupeKey(ev Event) string {
 	// Kind and state come from fixed vocabularies without a slash, and the reference
 	// comes last, so no two events share a key; every database keeps it (no NUL bytes),
 	// so the handler's own memory and a shared Store use the same key.
 	return string(ev.Kind()) + "/" + string(ev.State()) + "/" + ev.Reference()
+}
+
+// factKey is the dedupe key of an event the handler passes on: for a confirmed
+// movement or checkout, the confirmed fact alone (the tracked kind, the confirmed
+// state, and the movement's reference: the session's for a checkout, which every
+// claim shape of it shares); otherwise the event's own key (a handler that confirms
+// nothing dedupes on what it was told).
+func factKey(ev Event, o *Outcome) string {
+	if o == nil {
+		return dedupeKey(ev)
+	}
+	reference := o.ClientReference
+	if o.Kind == KindCheckout {
+		reference = cmp.Or(o.ServiceReference, o.ClientReference)
+	}
+	return "confirmed/" + string(o.Kind) + "/" + string(o.State) + "/" + reference
+}
+
+// storedKey is the movement key a store records a delivery under: the confirmed
+// movement's, or the event's own when nothing was confirmed.
+func storedKey(ev Event, o *Outcome) MovementKey {
+	if o != nil {
+		if key, err := KeyOf(o.Kind, o.ClientReference); err == nil {
+			return key
+		}
+		if callback, ok := o.Kind.callbackKind(); ok {
+			return MovementKey{Callback: callback, ClientReference: cmp.Or(o.ServiceReference, o.ClientReference)}
+		}
+	}
+	return EventKey(ev)
 }
 
 // seenSet remembers the last n events handled, forgetting the oldest first, and the
@@ -336,6 +404,21 @@ func (s *seenSet) begin(key string) seenState {
 	}
 	s.inFlight[key] = struct{}{}
 	return seenNew
+}
+
+// handled reports whether key was handled already.
+func (s *seenSet) handled(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.keys[key]
+	return ok
+}
+
+// remember records key as handled.
+func (s *seenSet) remember(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recordLocked(key)
 }
 
 // end ends the handling begun for key, recording it when it was handled.

@@ -126,6 +126,11 @@ func TestWebhookHandlerTakesTheSandboxTrialEvent(t *testing.T) {
 	got := in.received()
 	require.Len(t, got, 1)
 	ev, ok := got[0].(*billing.SubscriptionTrialEvent)
+	if u, unconfirmed := got[0].(*billing.UnconfirmedEvent); unconfirmed {
+		// Under confirmation the notice, which no status check confirms, arrives
+		// marked unconfirmed, its claim inside.
+		ev, ok = u.Claim.(*billing.SubscriptionTrialEvent)
+	}
 	require.True(t, ok, "%T", got[0])
 	assert.Equal(t, sub.ID, ev.Reference())
 	assert.Equal(t, billing.SubscriptionStatusTrialing, ev.Data.Status)

@@ -38,23 +38,20 @@ type storeDedupe struct {
 	lease time.Duration
 }
 
-// begin records the delivery of ev and claims its handling. When the handler must go on
-// it returns proceed true and finish, to call with whether the function handled it (only
-// the first call counts; call it deferred with false so that a panic forgets the
-// claim). Otherwise it has answered the sender itself.
-//
-// entry is what the store knows of the callback's movement when it could tell in the
-// same round trip (storekit.CallbackEntryBeginner), nil otherwise.
-func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), entry *Entry, proceed bool) {
+// begin records the delivery of ev, under the movement key and the dedupe key of the
+// confirmed fact, and claims its handling. When the handler must go on it returns
+// proceed true and finish, to call with whether the function handled it (only the
+// first call counts; call it deferred with false so that a panic forgets the claim).
+// Otherwise it has answered the sender itself.
+func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key MovementKey, dedupe string, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
 	now := d.clock.Now()
-	c := Callback{Key: EventKey(ev), DedupeKey: dedupeKey(ev), Body: body, At: now}
+	c := Callback{Key: key, DedupeKey: dedupe, Body: body, At: now}
 	var claim CallbackClaim
 	var err error
 	if begin := beginCallbackEntry(d.store); begin != nil {
-		var e Entry
-		if claim, e, err = begin(r.Context(), c, d.owner, now.Add(d.lease)); err == nil {
-			entry = &e
-		}
+		// The entry it reads beside comes too late to serve the confirmation, which
+		// precedes the record; the claim is the same.
+		claim, _, err = begin(r.Context(), c, d.owner, now.Add(d.lease))
 	} else {
 		claim, err = d.store.BeginCallback(r.Context(), c, d.owner, now.Add(d.lease))
 	}
@@ -62,16 +59,16 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, bo
 	case err != nil:
 		logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook not recorded", append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event could not be recorded; deliver it again", http.StatusInternalServerError)
-		return nil, nil, false
+		return nil, false
 	case claim == CallbackHandled:
 		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
 		writeReceived(w)
-		return nil, nil, false
+		return nil, false
 	case claim == CallbackInFlight:
 		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook in flight elsewhere", eventAttrs(ev)...)
 		w.Header().Set("Retry-After", "10")
 		http.Error(w, "this event is being handled; deliver it again later", http.StatusServiceUnavailable)
-		return nil, nil, false
+		return nil, false
 	}
 	done := false
 	return func(handled bool) {
@@ -84,21 +81,7 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, ev Event, bo
 		if err := d.store.FinishCallback(ctx, c.DedupeKey, d.owner, handled, d.clock.Now()); err != nil {
 			logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook dedupe not finished", append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		}
-	}, entry, true
-}
-
-// withEntry returns lookup answering e for key without asking the store again; nil
-// stays nil (a handler that tracks nothing).
-func withEntry(lookup trackedLookup, key MovementKey, e *Entry) trackedLookup {
-	if lookup == nil || e == nil {
-		return lookup
-	}
-	return func(ctx context.Context, k MovementKey) (Entry, error) {
-		if k == key {
-			return *e, nil
-		}
-		return lookup(ctx, k)
-	}
+	}, true
 }
 
 // rawBodyKey carries the raw body of the callback being handled to Tracker.Deliver.

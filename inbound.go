@@ -1,0 +1,576 @@
+package billing
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file is the inbound gate (DESIGN "One gate per boundary"): every JSON body that
+// comes in from the network, an answer to any call or a webhook or callback, is read
+// through readInbound before anything decodes it. The decoders downstream are tolerant:
+// encoding/json matches keys without regard to case and keeps the last of two, and
+// wireCode reads the response code under responseCode or code. A sender who writes one
+// field twice, or in two spellings those readers take for one, could otherwise choose
+// which value the SDK acts on. The gate sees every key of every object first: spellings
+// of one field whose values agree are harmless (any reader of them reads the same
+// value), and values that disagree are a contradiction, refused whole. The body that
+// passes is the canonical form: no field of it has two values, so every reader of it
+// reads one truth.
+
+// ErrContradiction is matched (errors.Is) by the error of a body that names one field
+// twice with values that disagree: the same key twice, two casings of one key, or two
+// keys the SDK reads as one (responseCode and code). For a money movement the answer is
+// no answer, and the error matches ErrOutcomeUnknown too; a webhook or callback is
+// refused with 403 and settles nothing.
+var ErrContradiction = errors.New("billing: a field written twice with values that disagree")
+
+// contradictionError names the field a body wrote twice.
+type contradictionError struct {
+	first, second string // the two spellings, as written (escapes left as they are)
+}
+
+func (e *contradictionError) Error() string {
+	return fmt.Sprintf("%v: %q and %q", ErrContradiction, e.first, e.second)
+}
+
+func (e *contradictionError) Unwrap() error { return ErrContradiction }
+
+// fieldAliases are the keys that the tolerant readers read as one field although they
+// are no casings of one another, each where a reader folds them: the response code of
+// an envelope or a webhook (wireCode.code) at the top level, and the acceptance of a
+// receive or a send (acceptedWire.read) in the top-level data. Each reader reads the
+// first spelling of its group that holds a value. Keys are compared without regard to
+// case, as encoding/json compares them.
+var fieldAliases = [...]struct {
+	names [2]string
+	scope inboundScope
+}{
+	{[2]string{"responseCode", "code"}, scopeRoot},
+	{[2]string{"id", "TransactionId"}, scopeData},
+	{[2]string{"reference", "ClientReference"}, scopeData},
+	{[2]string{"name", "RecipientName"}, scopeData},
+	{[2]string{"fee", "Charges"}, scopeData},
+}
+
+// inboundScope says where an object lies in the body: the aliases of fieldAliases
+// apply where their reader reads.
+type inboundScope uint8
+
+const (
+	scopeOther inboundScope = iota
+	scopeRoot               // the top-level object
+	scopeData               // the object under the top-level data key
+)
+
+// maxInboundDepth is how deeply the gate follows nested arrays and objects: the bound
+// encoding/json applies, so the gate refuses nothing it would read.
+const maxInboundDepth = 10000
+
+// readInbound checks that body is one JSON value, with nothing but white space after it,
+// in which no object names a field twice with values that disagree. It returns nil, a
+// syntax error, or an error matching ErrContradiction. It reads each byte once, holds
+// no copy of the body, and allocates only for a key written with escapes or outside
+// ASCII, or for an object of more than smallObject members.
+func readInbound(body []byte) error {
+	r := inboundReaders.Get().(*inboundReader)
+	defer r.release()
+	r.b, r.pos = body, 0
+	if err := r.value(0, scopeRoot); err != nil {
+		return err
+	}
+	r.space()
+	if r.pos != len(r.b) {
+		return r.syntax("after the top-level value")
+	}
+	return r.contradiction
+}
+
+// inboundReaders keeps readers, with the room their member lists grew, for the next
+// body.
+var inboundReaders = sync.Pool{New: func() any { return new(inboundReader) }}
+
+// release returns r to the pool, holding no part of the body it read.
+func (r *inboundReader) release() {
+	clear(r.members[:cap(r.members)])
+	r.b, r.members, r.contradiction = nil, r.members[:0], nil
+	if cap(r.members) <= 1024 {
+		inboundReaders.Put(r)
+	}
+}
+
+// inboundReader walks one body. members holds the members of the objects being read,
+// innermost last: each object's frame starts where members was when it began.
+type inboundReader struct {
+	b       []byte
+	pos     int
+	members []inboundMember
+	// contradiction is the first field found written twice, disagreeing: returned once
+	// the whole body is known to be JSON, so that a body that is no JSON is refused as
+	// such whatever it repeats.
+	contradiction error
+}
+
+// inboundMember is one key of an object, with where its value lies.
+type inboundMember struct {
+	key        []byte // between the quotes, escapes as written
+	plain      bool   // key is ASCII without escapes: compared without folding it first
+	alias      int8   // 1 + the index of its group in fieldAliases, or 0
+	value      [2]int // start and end of the value in the body
+	folded     string // the key folded as encoding/json folds it; computed when needed
+	foldedDone bool
+}
+
+// smallObject is how many members an object may have before the gate indexes them in a
+// map instead of comparing each new key with every earlier one.
+const smallObject = 16
+
+func (r *inboundReader) syntax(where string) error {
+	return fmt.Errorf("billing: invalid JSON at offset %d: %s", r.pos, where)
+}
+
+func (r *inboundReader) space() {
+	for r.pos < len(r.b) {
+		switch r.b[r.pos] {
+		case ' ', '\t', '\r', '\n':
+			r.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one value at depth; an object there lies in scope.
+func (r *inboundReader) value(depth int, scope inboundScope) error {
+	r.space()
+	if r.pos >= len(r.b) {
+		return r.syntax("a value is missing")
+	}
+	switch c := r.b[r.pos]; {
+	case c == '{':
+		if depth >= maxInboundDepth {
+			return r.syntax("nested too deeply")
+		}
+		return r.object(depth+1, scope)
+	case c == '[':
+		if depth >= maxInboundDepth {
+			return r.syntax("nested too deeply")
+		}
+		return r.array(depth + 1)
+	case c == '"':
+		_, err := r.str()
+		return err
+	case c == '-' || (c >= '0' && c <= '9'):
+		return r.number()
+	case c == 't':
+		return r.literal("true")
+	case c == 'f':
+		return r.literal("false")
+	case c == 'n':
+		return r.literal("null")
+	}
+	return r.syntax("not the start of a value")
+}
+
+func (r *inboundReader) literal(word string) error {
+	if !bytes.HasPrefix(r.b[r.pos:], []byte(word)) {
+		return r.syntax("not a literal")
+	}
+	r.pos += len(word)
+	return nil
+}
+
+// number reads a number as RFC 8259 writes one.
+func (r *inboundReader) number() error {
+	b, i := r.b, r.pos
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return r.syntax("a number without digits")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return r.syntax("a fraction without digits")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return r.syntax("an exponent without digits")
+		}
+	}
+	r.pos = i
+	return nil
+}
+
+// str reads a string whose opening quote is at r.pos and returns its contents as
+// written, reporting whether they are plain: ASCII without escapes.
+func (r *inboundReader) str() (plain bool, err error) {
+	b := r.b
+	plain = true
+	for i := r.pos + 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			r.pos = i + 1
+			return plain, nil
+		case c == '\\':
+			plain = false
+			i++
+			if i >= len(b) {
+				break
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !isHex4(b[i+1:i+5]) {
+					r.pos = i
+					return false, r.syntax("a \\u escape without four hex digits")
+				}
+				i += 4
+			default:
+				r.pos = i
+				return false, r.syntax("an unknown escape")
+			}
+		case c < 0x20:
+			r.pos = i
+			return false, r.syntax("a control character in a string")
+		case c >= utf8.RuneSelf:
+			plain = false
+		}
+	}
+	r.pos = len(b)
+	return false, r.syntax("an unterminated string")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *inboundReader) array(depth int) error {
+	r.pos++ // [
+	r.space()
+	if r.pos < len(r.b) && r.b[r.pos] == ']' {
+		r.pos++
+		return nil
+	}
+	for {
+		if err := r.value(depth, scopeOther); err != nil {
+			return err
+		}
+		r.space()
+		if r.pos >= len(r.b) {
+			return r.syntax("an unterminated array")
+		}
+		switch r.b[r.pos] {
+		case ',':
+			r.pos++
+		case ']':
+			r.pos++
+			return nil
+		default:
+			return r.syntax("no comma between array items")
+		}
+	}
+}
+
+// object reads an object, checking each key against the earlier keys of the same object.
+func (r *inboundReader) object(depth int, scope inboundScope) error {
+	r.pos++ // {
+	frame := len(r.members)
+	defer func() { r.members = r.members[:frame] }()
+	var index map[string]int // folded key -> member, once the object is no longer small
+	r.space()
+	if r.pos < len(r.b) && r.b[r.pos] == '}' {
+		r.pos++
+		return nil
+	}
+	for {
+		r.space()
+		if r.pos >= len(r.b) || r.b[r.pos] != '"' {
+			return r.syntax("an object key must be a string")
+		}
+		keyStart := r.pos + 1
+		plain, err := r.str()
+		if err != nil {
+			return err
+		}
+		m := inboundMember{key: r.b[keyStart : r.pos-1], plain: plain}
+		m.alias = aliasOf(&m, scope)
+		r.space()
+		if r.pos >= len(r.b) || r.b[r.pos] != ':' {
+			return r.syntax("no colon after an object key")
+		}
+		r.pos++
+		r.space()
+		m.value[0] = r.pos
+		inner := scopeOther
+		if scope == scopeRoot && keyIs(&m, "data") {
+			inner = scopeData
+		}
+		if err := r.value(depth, inner); err != nil {
+			return err
+		}
+		m.value[1] = r.pos
+		r.addMember(frame, m, &index)
+		r.space()
+		if r.pos >= len(r.b) {
+			return r.syntax("an unterminated object")
+		}
+		switch r.b[r.pos] {
+		case ',':
+			r.pos++
+		case '}':
+			r.pos++
+			return nil
+		default:
+			return r.syntax("no comma between object members")
+		}
+	}
+}
+
+// addMember records m in the object whose members start at frame, after checking that
+// no earlier member is the same field with another value (see agree).
+func (r *inboundReader) addMember(frame int, m inboundMember, index *map[string]int) {
+	siblings := r.members[frame:]
+	if *index == nil && len(siblings) < smallObject {
+		for i := range siblings {
+			if sameField(&siblings[i], &m) {
+				r.agree(&siblings[i], &m)
+			}
+		}
+		r.members = append(r.members, m)
+		return
+	}
+	if *index == nil {
+		*index = make(map[string]int, 2*smallObject)
+		for i := range siblings {
+			for _, name := range fieldNames(&siblings[i]) {
+				(*index)[name] = frame + i
+			}
+		}
+	}
+	for _, name := range fieldNames(&m) {
+		if at, ok := (*index)[name]; ok {
+			r.agree(&r.members[at], &m)
+		}
+	}
+	r.members = append(r.members, m)
+	at := len(r.members) - 1
+	for _, name := range fieldNames(&r.members[at]) {
+		(*index)[name] = at
+	}
+}
+
+// fieldNames returns the names under which a large object indexes m: its folded key
+// and, for an alias, its group.
+func fieldNames(m *inboundMember) []string {
+	names := []string{foldedKey(m)}
+	if m.alias != 0 {
+		names = append(names, "\x00alias"+strconv.Itoa(int(m.alias)))
+	}
+	return names
+}
+
+// agree records a contradiction unless the values of a and b, two spellings of one
+// field, are the same JSON value.
+func (r *inboundReader) agree(a, b *inboundMember) {
+	if r.contradiction != nil {
+		return
+	}
+	va, vb := r.b[a.value[0]:a.value[1]], r.b[b.value[0]:b.value[1]]
+	if bytes.Equal(va, vb) {
+		return
+	}
+	if a.alias != 0 && a.alias == b.alias && !sameKey(a, b) && (isEmptyValue(va) || isEmptyValue(vb)) {
+		// The readers of an alias group read the first spelling that holds a value
+		// (wireCode.code, firstText): an empty one competes with nothing.
+		return
+	}
+	ca, errA := canonicalValue(va)
+	cb, errB := canonicalValue(vb)
+	if errA == nil && errB == nil && bytes.Equal(ca, cb) {
+		return
+	}
+	r.contradiction = &contradictionError{first: string(a.key), second: string(b.key)}
+}
+
+// sameKey reports whether a and b are one key without regard to case.
+func sameKey(a, b *inboundMember) bool {
+	if a.plain && b.plain {
+		return len(a.key) == len(b.key) && asciiEqualFold(a.key, b.key)
+	}
+	return foldedKey(a) == foldedKey(b)
+}
+
+// isEmptyValue reports whether v is null or the empty string: what the alias readers
+// take for a missing value.
+func isEmptyValue(v []byte) bool { return string(v) == "null" || string(v) == `""` }
+
+// sameField reports whether two keys of one object are one field to the tolerant
+// readers: equal without regard to case (as encoding/json folds them), or in one group
+// of fieldAliases.
+func sameField(a, b *inboundMember) bool {
+	return (a.alias != 0 && a.alias == b.alias) || sameKey(a, b)
+}
+
+// aliasOf returns 1 + the index of m's group in fieldAliases, or 0, for a key of an
+// object in scope.
+func aliasOf(m *inboundMember, scope inboundScope) int8 {
+	for i, group := range fieldAliases {
+		if group.scope != scope {
+			continue
+		}
+		for _, name := range group.names {
+			if keyIs(m, name) {
+				return int8(i + 1)
+			}
+		}
+	}
+	return 0
+}
+
+// keyIs reports whether m's key is name to encoding/json.
+func keyIs(m *inboundMember, name string) bool {
+	if m.plain {
+		return len(m.key) == len(name) && asciiEqualFold(m.key, []byte(name))
+	}
+	return foldedKey(m) == foldName(name)
+}
+
+func asciiEqualFold(a, b []byte) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// foldedKey returns m's key unescaped and folded as encoding/json folds keys.
+func foldedKey(m *inboundMember) string {
+	if !m.foldedDone {
+		key := string(m.key)
+		if !m.plain {
+			var s string
+			if err := json.Unmarshal(append(append([]byte{'"'}, m.key...), '"'), &s); err == nil {
+				key = s
+			}
+		}
+		m.folded, m.foldedDone = foldName(key), true
+	}
+	return m.folded
+}
+
+// foldName folds a key as encoding/json does when it matches keys to fields (ASCII
+// letters upper-cased, any other rune mapped to the smallest rune it folds to), so that
+// two keys fold alike exactly when encoding/json takes them for one.
+func foldName(s string) string {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			c := byte(r)
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			out = append(out, c)
+			continue
+		}
+		out = utf8.AppendRune(out, foldRune(r))
+	}
+	return string(out)
+}
+
+// foldRune returns the smallest rune of r's fold orbit.
+func foldRune(r rune) rune {
+	for {
+		next := unicode.SimpleFold(r)
+		if next <= r {
+			return next
+		}
+		r = next
+	}
+}
+
+// canonicalValue writes a valid JSON value in one form: no white space, strings
+// unescaped and written again the one way encoding/json writes them, numbers as
+// written, objects' members in the order written. Two values with equal canonical forms
+// read alike everywhere. It serves only spellings that differ, which are rare.
+func canonicalValue(v []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	return appendCanonical(nil, dec)
+}
+
+func appendCanonical(out []byte, dec *json.Decoder) ([]byte, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		out = append(out, byte(t))
+		for i := 0; dec.More(); i++ {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			if t == '{' {
+				key, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				quoted, _ := json.Marshal(key)
+				out = append(append(out, quoted...), ':')
+			}
+			if out, err = appendCanonical(out, dec); err != nil {
+				return nil, err
+			}
+		}
+		end, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		return append(out, byte(end.(json.Delim))), nil
+	case string:
+		quoted, _ := json.Marshal(t)
+		return append(out, quoted...), nil
+	case json.Number:
+		return append(out, t...), nil
+	case bool:
+		return strconv.AppendBool(out, t), nil
+	}
+	return append(out, "null"...), nil
+}
