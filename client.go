@@ -504,6 +504,9 @@ type op struct {
 	changesState bool
 	// refused is the path builder's refusal of a path argument: the call is not made.
 	refused error
+	// operation and findOut are the endpoint's words (endpoint_words.go): what its
+	// errors call it, and where to look when its answer was lost.
+	operation, findOut string
 }
 
 // sideEffects reports whether o changes state on the service (see endpoint.sideEffects).
@@ -664,7 +667,9 @@ func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget
 		if !st.reached && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return err // nothing reached the server
 		}
-		if st.reached && (o.retry == retryMoney || o.changesState) {
+		if st.reached && o.retry != retryRead {
+			// A write the service cannot dedupe may have been done: its caller must look
+			// before doing it again.
 			return c.unknown(o, res, err)
 		}
 		if st.class != retryRead && !st.reached && !st.delivered && !st.resent {
@@ -731,6 +736,7 @@ func unknownReason(h *envelopeHeader, data bool, message string) string {
 // apiError is the *APIError of an answer the pipeline read.
 func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 	apiErr := &APIError{
+		Operation:    o.operation,
 		StatusCode:   res.status,
 		Code:         h.code(),
 		Message:      h.Message,
@@ -750,7 +756,7 @@ func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 
 // unknown wraps err as the unknown outcome of o.
 func (c *Client) unknown(o *op, res *response, err error) error {
-	return &OutcomeUnknownError{ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
+	return &OutcomeUnknownError{Operation: o.operation, findOut: o.findOut, ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
 		RequestID: res.requestID()}
 }
 

@@ -131,6 +131,10 @@ func (s *CreditsService) Get(ctx context.Context, customerID string) (*CreditWal
 
 // Grant adds credits to a customer's wallet, creating the wallet on the first grant, and
 // returns the new balance with the GRANT entry it wrote.
+//
+// A grant is not re-sent once it may have reached the service; if its answer is then
+// lost, the error matches ErrOutcomeUnknown: read the wallet's Transactions to see
+// whether the grant is in the ledger before granting again.
 func (s *CreditsService) Grant(ctx context.Context, customerID string, p *CreditGrantParams) (*CreditChange, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -143,7 +147,8 @@ func (s *CreditsService) Grant(ctx context.Context, customerID string, p *Credit
 // the error matches ErrInsufficientCredits.
 //
 // A deduct is not retried once it may have reached the service, since it could be
-// applied twice.
+// applied twice; if its answer is then lost, the error matches ErrOutcomeUnknown: read
+// the wallet's Transactions to see whether the deduction is in the ledger.
 func (s *CreditsService) Deduct(ctx context.Context, customerID string, p *CreditDeductParams) (*CreditChange, error) {
 	if err := p.validate(); err != nil {
 		return nil, err

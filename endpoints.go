@@ -213,6 +213,8 @@ func (o *op) set(id endpointID, params any, pathArgs []pathValue) {
 		acceptedWithoutCode: e.flags&acceptedWithoutCode != 0,
 		changesState:        e.flags&changesState != 0,
 		refused:             err,
+		operation:           endpointWording[id].operation,
+		findOut:             endpointWording[id].findOut,
 	}
 	if e.method == http.MethodGet {
 		o.query = params

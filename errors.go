@@ -107,14 +107,19 @@ var (
 	// ErrInvalidRequest: the service refused the request as invalid (HTTP 400 or
 	// response code 4000).
 	ErrInvalidRequest = errors.New("billing: invalid request")
-	// ErrOutcomeUnknown: a money movement may or may not have happened. It was sent, but
+	// ErrOutcomeUnknown: a money movement, or another write the service cannot dedupe (the
+	// endpoints the SDK never re-sends: a credit grant or deduct, a subscription's create,
+	// cancel, pause or resume, a license's activate or revoke, a meter event without an
+	// idempotency key, ...), may or may not have happened. It was sent, but
 	// no definite answer came back (timeout, reset connection, 5xx, response code 0005,
 	// a redirect or any other answer that is neither yes nor no, a 2xx without an
 	// accepting code and data, an answer that says yes and no at once such as success
 	// false with an accepting code, or a refusal of a re-send the first attempt may
-	// explain). A write that is not a money movement answered by a 1xx or 3xx gets it
-	// too, and so does a mandate cancel that failed after it was sent.
-	// Never re-send it blindly: resolve it with the status check or the Tracker.
+	// explain). A write that is not a money movement gets it when it failed after it was
+	// written (a reset connection, a timeout, a body cut short) or was answered by a 1xx
+	// or 3xx. Never re-send it blindly: resolve a money movement with the status check or
+	// the Tracker; for any other write the error's text says where to look (the ledger,
+	// the license, the subscription).
 	ErrOutcomeUnknown = errors.New("billing: outcome unknown")
 	// ErrNotSent: the request surely never reached the service (no connection could be
 	// made, or nothing was written on the one made), so nothing it asked for happened. A
@@ -166,6 +171,10 @@ type APIError struct {
 	Field string
 	// Body is the raw response body (read through a size limit).
 	Body []byte
+	// Operation is what the merchant called, as the SDK names it: "payout status",
+	// "credit deduct", "charge". Several operations share a path (a payout's status is
+	// read at /v1/payments/{reference}), so the service's message may name another.
+	Operation string
 	// Method and Path identify the request that failed.
 	Method, Path string
 	// RequestID is the service's id of the request (the X-Request-Id response header),
@@ -179,7 +188,11 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "billing: %s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	b.WriteString("billing: ")
+	if e.Operation != "" {
+		b.WriteString(e.Operation + ": ")
+	}
+	fmt.Fprintf(&b, "%s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
 	if e.Code != "" {
 		fmt.Fprintf(&b, " code %s", e.Code)
 	}
@@ -208,9 +221,13 @@ func (e *APIError) Is(target error) bool {
 	return ok && s == target
 }
 
-// OutcomeUnknownError says a money movement was sent but its result is not known. It
-// matches ErrOutcomeUnknown with errors.Is and carries what is needed to resolve it.
+// OutcomeUnknownError says a money movement, or another write the service cannot dedupe,
+// was sent but its result is not known. It matches ErrOutcomeUnknown with errors.Is and
+// carries what is needed to resolve it; its text says where to look.
 type OutcomeUnknownError struct {
+	// Operation is what the merchant called, as the SDK names it: "payout", "credit
+	// deduct", "license activate".
+	Operation string
 	// ClientReference is the merchant reference to pass to the status check or the
 	// Tracker. For a checkout session it is the params' ClientReference, empty when none
 	// was given.
@@ -222,6 +239,8 @@ type OutcomeUnknownError struct {
 	// RequestID is the service's id of the request when a response was seen (a 5xx, a
 	// code 0005, a body cut short), to quote to support; empty otherwise.
 	RequestID string
+
+	findOut string // how to learn whether a write that is no money movement was done
 }
 
 func (e *OutcomeUnknownError) Error() string {
@@ -233,7 +252,14 @@ func (e *OutcomeUnknownError) Error() string {
 	if e.RequestID != "" && !(errors.As(e.Err, &apiErr) && apiErr.RequestID == e.RequestID) {
 		ref += " (request id " + e.RequestID + ")" // an *APIError cause names it already
 	}
-	return fmt.Sprintf("billing: %s %s: outcome unknown%s, resolve it by status check: %v", e.Method, e.Path, ref, e.Err)
+	op, resolve := "", "resolve it by status check"
+	if e.Operation != "" {
+		op = e.Operation + ": "
+	}
+	if e.findOut != "" {
+		resolve = "it may have been done; " + e.findOut
+	}
+	return fmt.Sprintf("billing: %s%s %s: outcome unknown%s, %s: %v", op, e.Method, e.Path, ref, resolve, e.Err)
 }
 
 // Unwrap exposes the cause, so errors.As can reach an *APIError inside.

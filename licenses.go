@@ -164,7 +164,8 @@ func (s *LicensesService) Get(ctx context.Context, key string) (*License, error)
 // at its limit (ErrActivationLimit).
 //
 // An activation is not retried after it may have reached the service: a lost answer
-// could otherwise count twice.
+// could otherwise count twice. Its error then matches ErrOutcomeUnknown: Get the license
+// to see its Activations before activating again.
 func (s *LicensesService) Activate(ctx context.Context, key string) (*License, error) {
 	if err := licenseKey(key); err != nil {
 		return nil, err
@@ -182,7 +183,8 @@ func (s *LicensesService) Update(ctx context.Context, key string, p *LicenseUpda
 }
 
 // Revoke revokes a license for good and answers its Key, Status and RevokedAt.
-// Revoking it again answers the same.
+// Revoking it again answers the same. A lost answer after it was sent is an error
+// matching ErrOutcomeUnknown: Get the license to see its Status.
 func (s *LicensesService) Revoke(ctx context.Context, key string) (*License, error) {
 	if err := licenseKey(key); err != nil {
 		return nil, err

@@ -168,7 +168,9 @@ func (s *MetersService) Get(ctx context.Context, id string) (*Meter, error) {
 //
 // With an IdempotencyKey the request is retried like a read (on 5xx, timeouts, reset
 // connections), since the service drops the repeats. Without one it is not retried once
-// it may have reached the service, so an event is never counted twice.
+// it may have reached the service, so an event is never counted twice, and a lost answer
+// is an error matching ErrOutcomeUnknown: list the meter's Events to see whether it was
+// recorded.
 func (s *MetersService) RecordEvent(ctx context.Context, meterID string, p *MeterEventParams) (*MeterEvent, error) {
 	if err := p.validate(); err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func TestAPIErrorCarriesTheRequestID(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "req_7Hq2", apiErr.RequestID)
 	assert.Equal(t, "req_7Hq2", apiErr.Header.Get("X-Request-Id"), "the response's header is kept")
-	assert.Equal(t, "billing: GET /v1/customers/cust_1: HTTP 404: customer not found (request id req_7Hq2)", err.Error())
+	assert.Equal(t, "billing: customer get: GET /v1/customers/cust_1: HTTP 404: customer not found (request id req_7Hq2)", err.Error())
 }
 
 func TestAPIErrorWithoutARequestIDSaysNothingOfIt(t *testing.T) {

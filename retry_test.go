@@ -155,7 +155,12 @@ func TestWriteIsNotResentOnceItMayHaveReachedTheServer(t *testing.T) {
 			_, err := c.Customers.Create(context.Background(), &CustomerCreateParams{Email: "ama@example.com", Name: "Ama"})
 			require.Error(t, err)
 			assert.EqualValues(t, 1, srv.hits.Load(), "a create must not be sent twice")
-			assert.NotErrorIs(t, err, ErrOutcomeUnknown, "customer create is not a money movement")
+			if name == "reset" {
+				// Its answer was lost: the customer may have been created.
+				assert.ErrorIs(t, err, ErrOutcomeUnknown)
+			} else {
+				assert.NotErrorIs(t, err, ErrOutcomeUnknown, "the service answered: a definite failure")
+			}
 		})
 	}
 }

@@ -132,6 +132,11 @@ func (s *SubscriptionsService) form(short, v1 endpointID) endpointID {
 // price's TrialPeriodDays) the subscription starts TRIALING and the service sends the
 // customer.subscription.trial webhook; without one it starts ACTIVE. An archived price
 // cannot be subscribed to.
+//
+// Create, Cancel, Pause and Resume are not re-sent once they may have reached the
+// service; if the answer is then lost, the error matches ErrOutcomeUnknown. Get the
+// subscription to see its status; no endpoint lists subscriptions, so for a lost Create
+// ask support with the error's request id before creating another.
 func (s *SubscriptionsService) Create(ctx context.Context, p *SubscriptionCreateParams) (*Subscription, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
