@@ -94,10 +94,7 @@ func knownPaymentStatus(s PaymentStatus) bool {
 // checkoutRecord asks GET /v1/payments/{reference} about a checkout session and reads
 // its answer as the checkout's (see checkoutRecordWire.checkoutPayment).
 func checkoutRecord(ctx context.Context, c *Client, reference string) (*Payment, error) {
-	if err := lookupReference("reference", reference, maxServiceReference); err != nil {
-		return nil, err
-	}
-	w, err := send[checkoutRecordWire](ctx, c, epPaymentGet.op(nil, reference))
+	w, err := send[checkoutRecordWire](ctx, c, epPaymentGet.op(nil, seg("reference", reference)))
 	if err != nil {
 		return nil, err
 	}
