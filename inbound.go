@@ -44,7 +44,8 @@ func (e *contradictionError) Unwrap() error { return ErrContradiction }
 // fieldAliases are the keys that the tolerant readers read as one field although they
 // are no casings of one another, each where a reader folds them: the response code of
 // an envelope or a webhook (wireCode.code) at the top level, and the acceptance of a
-// receive or a send (acceptedWire.read) in the top-level data. Each reader reads the
+// receive or a send (acceptedWire.read) in the top-level data, and a mandate's id
+// (wirePreApprovalID) in either. Each reader reads the
 // first spelling of its group that holds a value. Keys are compared without regard to
 // case, as encoding/json compares them.
 var fieldAliases = [...]struct {
@@ -56,6 +57,10 @@ var fieldAliases = [...]struct {
 	{[2]string{"reference", "ClientReference"}, scopeData},
 	{[2]string{"name", "RecipientName"}, scopeData},
 	{[2]string{"fee", "Charges"}, scopeData},
+	// A mandate's id (wirePreApprovalID): in the data of an answer, at the top of the
+	// provider's callback.
+	{[2]string{"servicePreApprovalId", "hubtelPreApprovalId"}, scopeData},
+	{[2]string{"servicePreApprovalId", "hubtelPreApprovalId"}, scopeRoot},
 }
 
 // inboundScope says where an object lies in the body: the aliases of fieldAliases

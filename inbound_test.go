@@ -667,3 +667,17 @@ func TestStatusCheckEverySpelling(t *testing.T) {
 	})
 	t.Logf("%d spellings of %d status checks checked", cases, len(fixtures))
 }
+
+// A mandate's id under the spec's key and the provider's, in an answer's data and at the
+// top of the provider's callback: disagreeing, a contradiction; agreeing, harmless.
+func TestInboundGateReadsThePreApprovalIDSpellingsAsOne(t *testing.T) {
+	for _, body := range []string{
+		`{"data":{"servicePreApprovalId":"pre_1","hubtelPreApprovalId":"pre_2"}}`,
+		`{"Data":{"hubtelPreapprovalId":"pre_1","ServicePreApprovalId":"pre_2"}}`,
+		`{"HubtelPreapprovalId":"pre_1","servicePreApprovalId":"pre_2"}`,
+	} {
+		require.ErrorIs(t, readInbound([]byte(body)), ErrContradiction, body)
+		agreeing := strings.ReplaceAll(body, "pre_2", "pre_1")
+		require.NoError(t, readInbound([]byte(agreeing)), agreeing)
+	}
+}
