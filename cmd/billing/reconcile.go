@@ -85,8 +85,14 @@ transactions, and works with the application role pgstore documents.`)
 	if err != nil {
 		return err
 	}
-	// A Tracker without a client: Reconcile reads its store and sends nothing.
-	tracker := billing.NewTracker(nil, billing.TrackerOptions{Store: store})
+	// A Tracker needs a Client; Reconcile only reads its store and calls nothing, so this
+	// one has no real credentials and a base URL nothing listens on.
+	noCalls, err := billing.NewClient(billing.WithBaseURL("http://127.0.0.1:1"),
+		billing.WithClientCredentials("billing-reconcile", "reads-the-store-only"))
+	if err != nil {
+		return err
+	}
+	tracker := billing.NewTracker(noCalls, billing.TrackerOptions{Store: store})
 	pages := 0
 	for r, err := range tracker.ReconcilePages(ctx, from, to) {
 		if err != nil {
