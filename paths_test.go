@@ -263,7 +263,7 @@ func exportedCalls(t *testing.T, c *Client) []exportedCall {
 		mt := tt.Method(m)
 		if mt.Type.NumIn() == 3 && mt.Type.In(1) == ctxType && validParams[mt.Type.In(2)] != nil {
 			calls = append(calls, exportedCall{"Tracker." + mt.Name, func() reflect.Value {
-				return reflect.ValueOf(NewTracker(c, TrackerOptions{})).Method(m)
+				return reflect.ValueOf(NewTracker(c, TrackerOptions{CallbackURL: "https://shop.example.com/callbacks"})).Method(m)
 			}})
 		}
 	}

@@ -173,7 +173,8 @@ var errLeaseLost = storeabi.ErrLeaseLost
 var ErrForgotten = errors.New("billing: movement forgotten after its retention")
 
 // ErrNotTracked is matched (errors.Is) by the error of a Store call about a movement
-// the store does not track.
+// the store does not track, and by the error of Tracker.Await for a reference never
+// tracked: Track adopts a movement sent outside the Tracker before it is awaited.
 var ErrNotTracked = errors.New("billing: movement not tracked")
 
 // ErrStoreFull is matched (errors.Is) when the in-memory store holds as many movements

@@ -55,8 +55,15 @@ const (
 
 // TrackerOptions configures a Tracker. Zero fields take the defaults.
 type TrackerOptions struct {
-	// CallbackWait is how long to wait for the callback, from Track (or else the first
-	// Await of a reference), before asking the status check (the service's rule: 5 minutes).
+	// CallbackURL is where Handler is mounted, as the service reaches it
+	// ("https://shop.example.com/callbacks"). The Tracker's Receive, Send, SendToBank,
+	// Charge and CreateMandate send it for a movement whose params leave their callback
+	// URL empty (the caller's params are not changed). Without it such a movement is
+	// refused with a *ValidationError before anything is tracked or sent: its outcome
+	// would otherwise come only from the status check, CallbackWait late.
+	CallbackURL string
+	// CallbackWait is how long to wait for the callback, from Track, before asking the
+	// status check (the service's rule: 5 minutes).
 	CallbackWait time.Duration
 	// PollInterval is the first pause between status checks that say pending; each
 	// pause doubles, up to MaxPollInterval. Run retries a failing OnOutcome on the same
@@ -377,8 +384,7 @@ func forgottenError(kind Kind, clientReference string) error {
 // reference. It returns as soon as the Tracker's store holds the final outcome (at once
 // if it already does), whichever instance learned it: from a callback, or from a status
 // check of Run, possibly before OnOutcome has been called for it or has committed. If
-// none has come CallbackWait after the movement started (see Track;
-// an untracked movement is tracked by its first Await), it asks the status check
+// none has come CallbackWait after the movement started (see Track), it asks the status check
 // itself, then again with growing pauses, until a final state, the end of ctx, or the
 // give-up limit.
 //
@@ -398,6 +404,12 @@ func forgottenError(kind Kind, clientReference string) error {
 // tracked, or settled, as another kind sharing the kind's callback (a receive and a
 // direct debit, a send and a bank transfer) holds no movement of the kind asked: Await
 // returns nil and an error matching ErrAlreadyTracked, asking nothing.
+//
+// A reference the store has never tracked (a typo, or a movement sent outside the
+// Tracker) is refused at once with an error matching ErrNotTracked, rather than polled
+// until the give-up limit: to await a movement sent with the Client's own calls, adopt
+// it first with Track (or TrackAmount), then Await it. An outcome a callback already
+// settled for the reference is returned all the same.
 //
 // To resolve an ErrOutcomeUnknown from a money movement, await its ClientReference.
 func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) (*Outcome, error) {
@@ -422,14 +434,13 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	if o, done, err := awaitAnswer(e, kind, clientReference); done {
 		return o, err
 	}
-	m := e.Movement
 	if !e.Tracked {
-		if m, _, err = t.track(ctx, kind, clientReference, Money{}, false); errors.Is(err, ErrForgotten) || errors.Is(err, ErrAlreadyTracked) {
-			return nil, err
-		} else if err != nil {
-			return pending, err
-		}
+		// A typo, or a movement sent outside the Tracker: asking its status check until the
+		// give-up limit would only say "still pending". Track adopts the latter.
+		return nil, fmt.Errorf("%w: %s %q: track it first (Track, or the Tracker's send helpers); a movement sent outside the Tracker is adopted by Track, then awaited",
+			ErrNotTracked, kind, clientReference)
 	}
+	m := e.Movement
 	giveUp := m.Deadline.Add(t.opts.GiveUpAfter)
 	next := m.Deadline // when to ask the status check
 	interval := t.opts.PollInterval

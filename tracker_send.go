@@ -26,6 +26,10 @@ var ErrAlreadyTracked = errors.New("billing: movement already tracked; not sent 
 // used again. The amount and currency asked are tracked: a success of another amount
 // settles EventMismatched.
 func (t *Tracker) Receive(ctx context.Context, p *ReceiveParams) (*DirectReceive, error) {
+	p, err := withCallback(t, p, "callbackUrl", func(p *ReceiveParams) *string { return &p.CallbackURL })
+	if err != nil {
+		return nil, err
+	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -37,6 +41,10 @@ func (t *Tracker) Receive(ctx context.Context, p *ReceiveParams) (*DirectReceive
 // Send tracks a mobile-money payout, then sends it (Payouts.Send): see Receive for what
 // its errors leave behind.
 func (t *Tracker) Send(ctx context.Context, p *SendParams) (*DirectSend, error) {
+	p, err := withCallback(t, p, "callbackUrl", func(p *SendParams) *string { return &p.CallbackURL })
+	if err != nil {
+		return nil, err
+	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -48,6 +56,10 @@ func (t *Tracker) Send(ctx context.Context, p *SendParams) (*DirectSend, error) 
 // SendToBank tracks a send-to-bank payout, then sends it (Payouts.SendToBank): see
 // Receive for what its errors leave behind.
 func (t *Tracker) SendToBank(ctx context.Context, p *BankTransferParams) (*BankTransfer, error) {
+	p, err := withCallback(t, p, "PrimaryCallbackUrl", func(p *BankTransferParams) *string { return &p.PrimaryCallbackURL })
+	if err != nil {
+		return nil, err
+	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -59,6 +71,10 @@ func (t *Tracker) SendToBank(ctx context.Context, p *BankTransferParams) (*BankT
 // Charge tracks a direct-debit charge, then sends it (Mandates.Charge): see Receive for
 // what its errors leave behind.
 func (t *Tracker) Charge(ctx context.Context, p *DirectDebitParams) (*DirectDebit, error) {
+	p, err := withCallback(t, p, "PrimaryCallbackURL", func(p *DirectDebitParams) *string { return &p.PrimaryCallbackURL })
+	if err != nil {
+		return nil, err
+	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -70,6 +86,10 @@ func (t *Tracker) Charge(ctx context.Context, p *DirectDebitParams) (*DirectDebi
 // CreateMandate tracks a mandate's approval (KindMandate, keyed by ClientReferenceID),
 // then asks for it (Mandates.Create): see Receive for what its errors leave behind.
 func (t *Tracker) CreateMandate(ctx context.Context, p *MandateCreateParams) (*Mandate, error) {
+	p, err := withCallback(t, p, "callbackUrl", func(p *MandateCreateParams) *string { return &p.CallbackURL })
+	if err != nil {
+		return nil, err
+	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -108,6 +128,23 @@ func (t *Tracker) CreateCheckout(ctx context.Context, p *CheckoutParams) (*Payme
 			slog.String("clientReference", p.ClientReference), slog.String("error", rerr.Error()))
 	}
 	return pay, nil
+}
+
+// withCallback returns p with the Tracker's CallbackURL where p's own callback URL (the
+// field url points at, named field on the wire) is empty: a copy, so that the caller's
+// params are not changed. With neither, the movement is refused: its outcome would come
+// only from the status check, CallbackWait late.
+func withCallback[P any](t *Tracker, p *P, field string, url func(*P) *string) (*P, error) {
+	if p == nil || *url(p) != "" {
+		return p, nil
+	}
+	if t.opts.CallbackURL == "" {
+		return nil, invalid(field, "is required by the Tracker, which learns outcomes from callbacks: set it, or set "+
+			"TrackerOptions.CallbackURL to the URL where the Tracker's Handler is mounted")
+	}
+	q := *p
+	*url(&q) = t.opts.CallbackURL
+	return &q, nil
 }
 
 // trackThenSend is the outbox rule: the movement is in the store before its request may

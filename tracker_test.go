@@ -110,8 +110,17 @@ type awaitResult struct {
 	err     error
 }
 
-// awaitAsync runs Await in a goroutine and returns the channel of its result.
+// awaitAsync runs Await in a goroutine and returns the channel of its result. A
+// reference not tracked yet is adopted first, as a merchant does with Track for a
+// movement sent with the Client's own calls.
 func awaitAsync(ctx context.Context, tr *Tracker, kind Kind, ref string) <-chan awaitResult {
+	if key, err := KeyOf(kind, ref); err == nil {
+		if e, err := tr.store.Get(ctx, key); err == nil && !e.Tracked {
+			if _, done, _ := awaitAnswer(e, kind, ref); !done {
+				_, _, _ = tr.track(ctx, kind, ref, Money{}, false)
+			}
+		}
+	}
 	ch := make(chan awaitResult, 1)
 	go func() {
 		o, err := tr.Await(ctx, kind, ref)
@@ -126,6 +135,9 @@ func newTestTracker(t *testing.T, opts TrackerOptions) (*Tracker, *httpmock.Mock
 	knowsNothingElse(t, mock)
 	clock := newFakeClock()
 	opts.Clock = clock
+	if opts.CallbackURL == "" {
+		opts.CallbackURL = "https://shop.example.com/callbacks"
+	}
 	return NewTracker(c, opts), mock, clock
 }
 
