@@ -172,7 +172,7 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 	rows := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, rows, 2, stdout)
 	assert.Regexp(t, `^STATE\s+KIND\s+REFERENCE\s+AMOUNT`, rows[0])
-	assert.Regexp(t, `^overdue\s+receive\s+pgover\s+25\.00\s`, rows[1])
+	assert.Regexp(t, `^overdue\s+receive\s+pgover\s+GHS 25\.00\s`, rows[1])
 	stdout, _, code = billingOnce(t, "movements", "--database-url", databaseURL, "--since", "2999-01-01")
 	require.Equal(t, 0, code)
 	assert.Equal(t, "no tracked movements match\n", stdout)
@@ -191,7 +191,7 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 	stdout, stderr, code = billingOnce(t, "reconcile", "--database-url", databaseURL, "--from", "1h")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "page 1: 1 overdue, 0 disagreed, 1 status-check only")
-	assert.Regexp(t, `receive\s+pgsilent\s+succeeded\s+0000\s+25\.00 GHS\s+status_check`, stdout)
+	assert.Regexp(t, `receive\s+pgsilent\s+succeeded\s+0000\s+GHS 25\.00\s+status_check`, stdout)
 	assert.Contains(t, stdout, "1 page(s)")
 
 	var after string

@@ -180,7 +180,7 @@ func money(minor int64, currency string) string {
 	if minor == 0 && currency == "" {
 		return "-"
 	}
-	return strings.TrimSpace(formatAmount(minor) + " " + currency)
+	return billing.Money{Amount: minor, Currency: currency}.String()
 }
 
 func short(t *time.Time) string {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -190,7 +189,10 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		return usagef("the sandbox has no test number for %s --%s; %s offers: %s", name, asked, name, fl.offered())
 	}
-	minor, err := parseAmount(*amount)
+	minor, err := billing.ParseMajor("GHS", *amount)
+	if err == nil && minor <= 0 {
+		err = fmt.Errorf("%q is not a positive amount", *amount)
+	}
 	if err != nil {
 		return usagef("--amount: %v", err)
 	}
@@ -225,7 +227,7 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	if t.number != "" {
 		number.number = t.number
 	}
-	result := triggerResult{Flow: name, Reference: ref, Outcome: string(asked), TestNumber: number.number, Amount: formatAmount(minor) + " GHS",
+	result := triggerResult{Flow: name, Reference: ref, Outcome: string(asked), TestNumber: number.number, Amount: billing.Money{Amount: minor, Currency: "GHS"}.String(),
 		CallbackURL: *callback, Accepted: accepted, Expect: number.expect, CheckoutURL: t.checkoutURL}
 	if !*asJSON {
 		fmt.Fprintf(e.stdout, "%s %s started: %s\n  test number: %s\n  expect:      %s\n", name, ref, accepted, number.number, number.expect)
@@ -447,30 +449,4 @@ func startCheckout(ctx context.Context, t *trigger, _ string) (string, error) {
 		return "", fmt.Errorf("completing session %s: %w", p.Reference, err)
 	}
 	return "session " + p.Reference + " paid by CARD: " + result, nil
-}
-
-// parseAmount reads a positive amount in major units with at most two
-// decimals ("25", "25.5", "0.01") as minor units, without floats.
-func parseAmount(s string) (int64, error) {
-	whole, fraction, hasFraction := strings.Cut(s, ".")
-	invalid := fmt.Errorf("%q is not a positive amount with at most two decimals, such as 25.00", s)
-	if whole == "" || len(whole) > 12 || strings.Trim(whole, "0123456789") != "" ||
-		hasFraction && (fraction == "" || len(fraction) > 2 || strings.Trim(fraction, "0123456789") != "") {
-		return 0, invalid
-	}
-	major, _ := strconv.ParseInt(whole, 10, 64) // at most 12 digits: it fits
-	minor, _ := strconv.ParseInt((fraction + "00")[:2], 10, 64)
-	if major == 0 && minor == 0 {
-		return 0, invalid
-	}
-	return major*100 + minor, nil
-}
-
-// formatAmount writes minor units in major units with two decimals.
-func formatAmount(minorUnits int64) string {
-	sign := ""
-	if minorUnits < 0 {
-		sign, minorUnits = "-", -minorUnits
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, minorUnits/100, minorUnits%100)
 }
