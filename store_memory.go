@@ -178,7 +178,10 @@ func (s *memoryStore) track(m Movement, fresh bool) (Entry, bool, error) {
 	defer s.mu.Unlock()
 	e := s.entries[m.Key()]
 	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind) || fresh && e.final != nil) {
-		return s.entryLocked(m.Key()), false, nil
+		// The call that tracked it, made again after its answer was lost, is answered as
+		// it would have been.
+		again := e.tracked && m.TrackID != "" && e.m.TrackID == m.TrackID && e.m.Kind == m.Kind && !(fresh && e.final != nil)
+		return s.entryLocked(m.Key()), again, nil
 	}
 	if s.forgotten[m.Key()] != nil {
 		return Entry{}, false, fmt.Errorf("%w: %s %q", ErrForgotten, m.Kind, m.ClientReference)

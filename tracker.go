@@ -83,7 +83,8 @@ type TrackerOptions struct {
 	// Beyond it reported outcomes are forgotten first; see NewMemoryStoreWithOptions.
 	MaxBytes int
 	// Clock is the time source of every wait (the callback wait, polling, OnOutcome
-	// retries, leases); nil is the wall clock.
+	// retries, leases); nil is the wall clock. NewTracker hands it to a Store that takes
+	// one (storekit.ClockUser), as pgstore does.
 	Clock Clock
 	// Logger receives the Tracker's logs: contradictory callbacks, failing status checks,
 	// store errors and OnOutcome failures. Nil is silent.
@@ -216,6 +217,8 @@ type Tracker struct {
 	mu        sync.Mutex
 	watches   map[MovementKey]*keyWatch // keys being awaited in this process
 	lastPurge time.Time
+
+	lost lostTracks // Track calls whose answer was lost
 }
 
 // keyWatch wakes this process's Awaits of one key when this process settles it.
@@ -225,8 +228,12 @@ type keyWatch struct {
 }
 
 // NewTracker returns a Tracker that asks c's status checks. c needs client credentials,
-// and a disbursement account (WithDisbursementAccount) to check bank transfers.
+// and a disbursement account (WithDisbursementAccount) to check bank transfers. It
+// hands opts.Clock to a Store that takes one (storekit.ClockUser), and panics with the
+// store's error when the store cannot follow it (pgstore follows one clock: another
+// Tracker's, or its Options.Clock).
 func NewTracker(c *Client, opts TrackerOptions) *Tracker {
+	handClock(opts.Store, opts.Clock)
 	opts = opts.withDefaults()
 	t := &Tracker{client: c, opts: opts, store: boundStore(opts.Store, opts), watches: make(map[MovementKey]*keyWatch)}
 	if t.store == nil {
@@ -304,8 +311,8 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		return nil
 	}
 	now := t.opts.Clock.Now()
-	mv := Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
-		Currency: strings.ToUpper(amount.Currency), StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)}
+	mv := t.lost.retry(Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
+		Currency: strings.ToUpper(amount.Currency), StartedAt: now, Deadline: now.Add(t.opts.CallbackWait), TrackID: newTrackID()})
 	var m Movement
 	var created bool
 	if trackIt := trackEntry(t.store, sending); trackIt != nil {
@@ -313,6 +320,7 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		// holds: no read first.
 		e, c, err := trackIt(ctx, mv)
 		if err != nil {
+			t.lost.note(mv, err)
 			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 		}
 		if !c {
@@ -332,6 +340,7 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 			return Movement{}, false, err
 		}
 		if m, created, err = t.store.Track(ctx, mv); err != nil {
+			t.lost.note(mv, err)
 			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 		}
 	}
