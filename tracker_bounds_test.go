@@ -491,7 +491,7 @@ func TestRunReturnsInTimeWhenTheStoreHangs(t *testing.T) {
 				require.NoError(t, err)
 			}
 			rc.clock.Advance(DefaultRunInterval) // the next round
-			for range 2 { // ReportConcurrency, RunConcurrency's by default
+			for range 2 {                        // ReportConcurrency, RunConcurrency's by default
 				<-rc.entered
 			}
 			rc.hang.hanging.Store(true)
