@@ -31,7 +31,7 @@ type memoryStore struct {
 	byID    map[string]*memEntry // by Settlement.ID
 	due     entryHeap            // tracked, unsettled: by when a claim may take them
 	reports entryHeap            // tracked, settled, unreported: likewise
-	idle    *list.List           // of *memEntry Purge may forget, in the order they became so
+	idle    *list.List           // of *memEntry Purge may forget, in the order of the times they became so
 
 	dedupe     map[string]*memDedupe
 	dedupeDone *list.List // of *memDedupe handled, oldest first
@@ -285,7 +285,18 @@ func (s *memoryStore) placeLocked(e *memEntry, now time.Time) {
 	forgettable := e.final != nil && (!e.tracked || !e.final.ReportedAt.IsZero())
 	switch {
 	case forgettable && e.idleEl == nil:
-		e.idleAt, e.idleEl = now, s.idle.PushBack(e)
+		// In idleAt order, which Purge relies on: reports of several callers may be
+		// marked out of the order of their times.
+		e.idleAt = now
+		after := s.idle.Back()
+		for after != nil && after.Value.(*memEntry).idleAt.After(now) {
+			after = after.Prev()
+		}
+		if after == nil {
+			e.idleEl = s.idle.PushFront(e)
+		} else {
+			e.idleEl = s.idle.InsertAfter(e, after)
+		}
 	case !forgettable && e.idleEl != nil:
 		s.idle.Remove(e.idleEl)
 		e.idleEl = nil

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // whilePurgingReuse sends again, through the Tracker, the reference of a movement whose
@@ -36,14 +37,13 @@ func (w *world) whilePurgingReuse(rt *rapid.T) {
 	w.mu.Lock()
 	forgettable := w.reportedAt[shapeKey(m.kind, m.ref)].Add(retention + time.Second)
 	w.mu.Unlock()
-	now := w.clock.Now()
-	switch {
-	case forgettable.After(now): // the clock runs on until the purge forgets it
+	if now := w.clock.Now(); forgettable.After(now) { // the clock runs on until a purge forgets it
 		w.srv.Advance(forgettable.Sub(now))
-	case !w.purgedAt.IsZero() && now.Sub(w.purgedAt) < purgeEvery: // until a purge is due
-		w.srv.Advance(purgeEvery)
 	}
-	now = w.clock.Now()
+	if now := w.clock.Now(); !w.purgedAt.IsZero() && now.Sub(w.purgedAt) < purgeEvery { // and a purge is due
+		w.srv.Advance(purgeEvery - now.Sub(w.purgedAt))
+	}
+	now := w.clock.Now()
 	cut := now.Add(-retention)
 	again := &movement{kind: m.kind, ref: m.ref, amount: int64(rapid.IntRange(20, 9000).Draw(rt, "amount")) * 11, tracked: true}
 	was := w.sandboxState(m.ref)
@@ -106,8 +106,9 @@ const (
 // 25 s of a one-minute lease, while the clock moves in steps of a quarter lease: a
 // backlog held past its lease would be reported by both. OnOutcome (merchant code)
 // checks that no Outcome.ID is accepted twice. The instances purge nothing, so that the
-// machine's model of Retention holds; their Runs stop after three minutes of clock,
-// leaving what they did not report to the next round.
+// machine's model of Retention holds; their Runs stop once a step of the clock finds no
+// call to make, or after three minutes of clock, leaving what they did not report to the
+// next round.
 func (w *world) withSlowReportsOnTwoInstances(rt *rapid.T) {
 	// The backlog: new orders, paid under references of their own, whose callbacks
 	// settle them while no Run reports.
@@ -120,6 +121,8 @@ func (w *world) withSlowReportsOnTwoInstances(rt *rapid.T) {
 	w.srv.Advance(time.Second) // the sandbox resolves them and posts their callbacks
 	concurrency := rapid.IntRange(1, 2).Draw(rt, "reportConcurrency")
 	progress := make(chan struct{}, 1)
+	var mu sync.Mutex
+	running, began := 0, 0 // calls under way; calls begun
 	say := func() {
 		select {
 		case progress <- struct{}{}:
@@ -128,7 +131,17 @@ func (w *world) withSlowReportsOnTwoInstances(rt *rapid.T) {
 	}
 	clock := w.srv.Clock()
 	slow := func(ctx context.Context, o *billing.Outcome) error {
+		mu.Lock()
+		running++
+		began++
+		mu.Unlock()
 		say()
+		defer func() {
+			mu.Lock()
+			running--
+			mu.Unlock()
+			say()
+		}()
 		for end := clock.Now().Add(slowReportTakes); clock.Now().Before(end); {
 			select {
 			case <-clock.After(end.Sub(clock.Now())):
@@ -136,14 +149,13 @@ func (w *world) withSlowReportsOnTwoInstances(rt *rapid.T) {
 				return ctx.Err()
 			}
 		}
-		defer say()
 		return w.onOutcome(ctx, o)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := range 2 {
 		tr := billing.NewTracker(w.client, billing.TrackerOptions{
-			Clock: clock, Store: w.store, Owner: fmt.Sprintf("backlog%d-%d", w.instance, i),
+			Clock: clock, Store: observedStore{w.store, say}, Owner: fmt.Sprintf("backlog%d-%d", w.instance, i),
 			Lease: slowReportLease, ReportConcurrency: concurrency, RunConcurrency: 1,
 			PollInterval: time.Second, MaxPollInterval: time.Second, RunInterval: 5 * time.Second,
 			OnOutcome: slow, OnOutcomeTimeout: time.Minute,
@@ -156,16 +168,50 @@ func (w *world) withSlowReportsOnTwoInstances(rt *rapid.T) {
 		for {
 			select {
 			case <-progress:
-			case <-time.After(30 * time.Millisecond):
+			case <-time.After(20 * time.Millisecond):
 				return
 			}
 		}
 	}
-	for range 12 {
-		quiet()
-		w.srv.Advance(slowReportLease / 4)
-	}
+	// Step by a quarter lease while calls run or a step began one: once a step of the
+	// clock (past RunInterval) begins none and none runs, the backlog is reported.
 	quiet()
+	for range 12 {
+		mu.Lock()
+		idle, before := running == 0, began
+		mu.Unlock()
+		w.srv.Advance(slowReportLease / 4)
+		quiet()
+		mu.Lock()
+		idle = idle && running == 0 && began == before
+		mu.Unlock()
+		if idle {
+			break
+		}
+	}
 	cancel()
 	wg.Wait()
+}
+
+// observedStore says progress on the calls of a store about reports, so that a wait for
+// quiet sees the claims, renewals and marks under way.
+type observedStore struct {
+	billing.Store
+	say func()
+}
+
+func (o observedStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Settlement, error) {
+	defer o.say()
+	return o.Store.ClaimUnreported(ctx, owner, now, leaseUntil, limit)
+}
+
+func (o observedStore) MarkReported(ctx context.Context, id string, now time.Time) error {
+	defer o.say()
+	return o.Store.MarkReported(ctx, id, now)
+}
+
+// RenewReport renews the claim in the store, which renews claims of reports.
+func (o observedStore) RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error {
+	defer o.say()
+	return o.Store.(storekit.ReportLeaseRenewer).RenewReport(ctx, id, owner, leaseUntil)
 }

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"Purge", testPurge},
 		{"ForgottenStaysForgotten", testForgotten},
 		{"PurgeRacingAReuse", testPurgeRacingReuse},
+		{"PurgeWhateverTheOrderOfReports", testPurgeReportOrder},
 		{"TrackAgainAfterALostAnswer", testTrackAgain},
 		{"KeepsWhatWasAskedAndConfirmed", testKeepsAskedAndConfirmed},
 		{"ReleaseForgetsAMovementNeverSent", testRelease},
@@ -873,6 +874,34 @@ func testPurgeRacingReuse(t *testing.T, s billing.Store) {
 	}
 	if _, _, err := s.Track(ctx, movement(billing.KindSend, keys[0].ClientReference, 6*time.Hour)); !errors.Is(err, billing.ErrForgotten) {
 		t.Fatalf("Track after the second Purge: %v, want ErrForgotten", err)
+	}
+}
+
+// testPurgeReportOrder: Purge forgets every outcome reported before its cut, whatever
+// order the reports were recorded in (instances record theirs as their calls end).
+func testPurgeReportOrder(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	early, late := movement(billing.KindSend, "reportedEarly", 0), movement(billing.KindSend, "reportedLate", 0)
+	ids := map[string]string{}
+	for _, m := range []billing.Movement{early, late} {
+		track(t, s, m)
+		st, _ := settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+		ids[m.ClientReference] = st.ID
+	}
+	if err := s.MarkReported(ctx, ids["reportedLate"], at(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkReported(ctx, ids["reportedEarly"], at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Purge(ctx, at(5*time.Minute)); err != nil || n != 1 {
+		t.Fatalf("Purge between the two reports = %d, %v; want the one reported first", n, err)
+	}
+	if e := get(t, s, early.Key()); !e.Forgotten || e.Tracked {
+		t.Fatalf("the outcome reported before the cut, recorded last: %+v; want it forgotten", e)
+	}
+	if e := get(t, s, late.Key()); e.Forgotten || !e.Tracked {
+		t.Fatalf("the outcome reported after the cut: %+v; want it kept", e)
 	}
 }
 
