@@ -491,7 +491,8 @@ func TestRunReturnsInTimeWhenTheStoreHangs(t *testing.T) {
 				require.NoError(t, err)
 			}
 			rc.clock.Advance(DefaultRunInterval) // the next round
-			for range 2 {                        // ReportConcurrency, RunConcurrency's by default
+			// ReportConcurrency, RunConcurrency's by default: the third waits for a call.
+			for range 2 {
 				<-rc.entered
 			}
 			rc.hang.hanging.Store(true)
