@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs pgstore's Run benchmarks on this tree and on a base revision side by side, on one
-# throwaway PostgreSQL cluster, their runs interleaved (base, this, base, this, ...) so
-# that both see the same machine, then pgbench's rate for a transaction of the same
+# throwaway PostgreSQL cluster, their runs interleaved (base, this, this, base, ...) so
+# that both see the same machine and neither always runs after the other, then pgbench's rate for a transaction of the same
 # statements on the same cluster, the figures' ceiling.
 #
 #   scripts/benchstore.sh 7c3e38e              # ROUNDS=3
@@ -31,7 +31,9 @@ cp pgstore/run_bench_test.go "$work/base/pgstore/"
 scripts/pgtest.sh bash -c '
 	set -euo pipefail
 	for round in $(seq 1 '"$ROUNDS"'); do
-		for which in base this; do
+		order="base this"
+		[ $((round % 2)) -eq 0 ] && order="this base" # ABBA: neither always runs after the other
+		for which in $order; do
 			echo "== round $round: $which"
 			(cd pgstore && '"$work"'/$which.test -test.run "^\$" -test.bench "'"$BENCH"'" -test.benchtime 1x) | grep -E "^Benchmark"
 		done
