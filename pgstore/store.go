@@ -182,7 +182,7 @@ func (s *Store) UseClock(c billing.Clock) error {
 			return nil
 		}
 		next := &storeClock{clock: c, caller: cur.caller, given: true}
-		if d := c.Now().Sub(time.Now()); d > wallSkew || d < -wallSkew {
+		if d := time.Until(c.Now()); d > wallSkew || d < -wallSkew {
 			next.caller = true // a manual clock: the database's now() does not follow it
 		}
 		if s.clock.CompareAndSwap(cur, next) {
