@@ -42,7 +42,12 @@ type Store interface {
 	// Tracker under the same reference and callback shape) is not the movement's own:
 	// Track then tracks nothing and returns the zero Movement with created false. A key
 	// forgotten after its retention (see Purge) is not tracked again: the error matches
-	// ErrForgotten.
+	// ErrForgotten, also for a Track that waited for the Purge forgetting it.
+	//
+	// A Track made again with the TrackID of the call that tracked the movement, for the
+	// same kind (its answer was lost: the caller never learnt that it tracked the
+	// movement, so it sent nothing) is answered as that call would have been, created
+	// true and the movement as stored. An empty TrackID names no call.
 	Track(ctx context.Context, m Movement) (stored Movement, created bool, err error)
 
 	// Get returns what the store knows of key: the movement if it was tracked and its
@@ -154,6 +159,11 @@ type callbackEntryBeginner interface {
 	BeginCallbackEntry(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error)
 }
 
+// clockUser is storekit.ClockUser: a Store that NewTracker hands the Tracker's Clock.
+type clockUser interface {
+	UseClock(c Clock) error
+}
+
 // entryTracker is storekit.EntryTracker: a Store that answers, with Track, what the
 // movement's key holds, and can refuse a key holding an outcome.
 type entryTracker interface {
@@ -254,6 +264,11 @@ type Movement struct {
 	// LeaseOwner holds a claim on it until LeaseUntil; empty when unclaimed.
 	LeaseOwner string
 	LeaseUntil time.Time
+	// TrackID names the Track call that recorded it: the Tracker gives each call a random
+	// one, at most 64 characters. A Track made again with the same TrackID after its
+	// answer was lost is answered as that call (see Store.Track). Empty when none was
+	// given.
+	TrackID string
 }
 
 // Key returns the movement's key; the zero key for an unknown kind.
@@ -279,9 +294,14 @@ func (m Movement) Validate() error {
 		return invalid("currency", "must be an ISO 4217 code")
 	case len(m.ServiceReference) > maxServiceReference:
 		return invalid("serviceReference", fmt.Sprintf("must be at most %d characters", maxServiceReference))
+	case len(m.TrackID) > maxTrackID:
+		return invalid("trackID", fmt.Sprintf("must be at most %d characters", maxTrackID))
 	}
 	return nil
 }
+
+// maxTrackID bounds Movement.TrackID.
+const maxTrackID = 64
 
 // Entry is what a Store knows of one key.
 type Entry struct {
@@ -492,4 +512,17 @@ func validateOwner(owner string) error {
 // that kind, so a movement of kind tracked under the key now is another movement.
 func settledAsOther(final *Settlement, kind Kind) bool {
 	return final != nil && final.Outcome.Kind != "" && final.Outcome.Kind != kind
+}
+
+// handClock gives s, when it takes one (storekit.ClockUser), the Tracker's Clock c (nil
+// for the wall clock), and panics with its error: a store that cannot follow the
+// Tracker's clock would never find a movement due.
+func handClock(s Store, c Clock) {
+	u, ok := unbounded(s).(clockUser)
+	if !ok {
+		return
+	}
+	if err := u.UseClock(c); err != nil {
+		panic(fmt.Errorf("billing: NewTracker: %w", err))
+	}
 }

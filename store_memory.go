@@ -31,7 +31,7 @@ type memoryStore struct {
 	byID    map[string]*memEntry // by Settlement.ID
 	due     entryHeap            // tracked, unsettled: by when a claim may take them
 	reports entryHeap            // tracked, settled, unreported: likewise
-	idle    *list.List           // of *memEntry Purge may forget, in the order they became so
+	idle    *list.List           // of *memEntry Purge may forget, in the order of the times they became so
 
 	dedupe     map[string]*memDedupe
 	dedupeDone *list.List // of *memDedupe handled, oldest first
@@ -178,7 +178,10 @@ func (s *memoryStore) track(m Movement, fresh bool) (Entry, bool, error) {
 	defer s.mu.Unlock()
 	e := s.entries[m.Key()]
 	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind) || fresh && e.final != nil) {
-		return s.entryLocked(m.Key()), false, nil
+		// The call that tracked it, made again after its answer was lost, is answered as
+		// it would have been.
+		again := e.tracked && m.TrackID != "" && e.m.TrackID == m.TrackID && e.m.Kind == m.Kind && !(fresh && e.final != nil)
+		return s.entryLocked(m.Key()), again, nil
 	}
 	if s.forgotten[m.Key()] != nil {
 		return Entry{}, false, fmt.Errorf("%w: %s %q", ErrForgotten, m.Kind, m.ClientReference)
@@ -282,7 +285,18 @@ func (s *memoryStore) placeLocked(e *memEntry, now time.Time) {
 	forgettable := e.final != nil && (!e.tracked || !e.final.ReportedAt.IsZero())
 	switch {
 	case forgettable && e.idleEl == nil:
-		e.idleAt, e.idleEl = now, s.idle.PushBack(e)
+		// In idleAt order, which Purge relies on: reports of several callers may be
+		// marked out of the order of their times.
+		e.idleAt = now
+		after := s.idle.Back()
+		for after != nil && after.Value.(*memEntry).idleAt.After(now) {
+			after = after.Prev()
+		}
+		if after == nil {
+			e.idleEl = s.idle.PushFront(e)
+		} else {
+			e.idleEl = s.idle.InsertAfter(e, after)
+		}
 	case !forgettable && e.idleEl != nil:
 		s.idle.Remove(e.idleEl)
 		e.idleEl = nil

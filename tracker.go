@@ -90,7 +90,8 @@ type TrackerOptions struct {
 	// Beyond it reported outcomes are forgotten first; see NewMemoryStoreWithOptions.
 	MaxBytes int
 	// Clock is the time source of every wait (the callback wait, polling, OnOutcome
-	// retries, leases); nil is the wall clock.
+	// retries, leases); nil is the wall clock. NewTracker hands it to a Store that takes
+	// one (storekit.ClockUser), as pgstore does.
 	Clock Clock
 	// Logger receives the Tracker's logs: contradictory callbacks, failing status checks,
 	// store errors and OnOutcome failures. Nil is silent.
@@ -227,7 +228,8 @@ type Tracker struct {
 	watches   map[MovementKey]*keyWatch // keys being awaited in this process
 	lastPurge time.Time
 
-	panicked panicNote // a panic recovered on a goroutine of Run, for Run to return
+	panicked panicNote  // a panic recovered on a goroutine of Run, for Run to return
+	lost     lostTracks // Track calls whose answer was lost
 }
 
 // keyWatch wakes this process's Awaits of one key when this process settles it.
@@ -237,15 +239,19 @@ type keyWatch struct {
 }
 
 // NewTracker returns a Tracker that asks c's status checks. c needs client credentials,
-// and a disbursement account (WithDisbursementAccount) to check bank transfers.
+// and a disbursement account (WithDisbursementAccount) to check bank transfers. It
+// hands opts.Clock to a Store that takes one (storekit.ClockUser).
 //
-// NewTracker panics when c is nil: a Tracker without a Client could check no status, and
-// the mistake is the caller's code, found at construction rather than at the first
-// callback.
+// NewTracker panics when c is nil, and with the store's error when the store cannot
+// follow opts.Clock (pgstore follows one clock: another Tracker's, or its
+// Options.Clock): a Tracker without a Client could check no status, one whose store
+// reads another clock would never see its due times come, and both mistakes are the
+// caller's code, found at construction rather than at the first callback or never.
 func NewTracker(c *Client, opts TrackerOptions) *Tracker {
 	if c == nil {
 		panic("billing: NewTracker needs a Client")
 	}
+	handClock(opts.Store, opts.Clock)
 	opts = opts.withDefaults()
 	opts.Logger = scrubLogger(opts.Logger, c.scrub)
 	t := &Tracker{client: c, opts: opts, store: boundStore(opts.Store, opts), watches: make(map[MovementKey]*keyWatch)}
@@ -333,8 +339,8 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		// status check's like one the merchant named.
 		currency = defaultCurrency
 	}
-	mv := Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
-		Currency: currency, StartedAt: now, Deadline: now.Add(t.opts.CallbackWait)}
+	mv := t.lost.retry(Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
+		Currency: currency, StartedAt: now, Deadline: now.Add(t.opts.CallbackWait), TrackID: newTrackID()})
 	var m Movement
 	var created bool
 	if trackIt := trackEntry(t.store, sending); trackIt != nil {
@@ -342,6 +348,7 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		// holds: no read first.
 		e, c, err := trackIt(ctx, mv)
 		if err != nil {
+			t.lost.note(mv, err)
 			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 		}
 		if !c {
@@ -361,6 +368,7 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 			return Movement{}, false, err
 		}
 		if m, created, err = t.store.Track(ctx, mv); err != nil {
+			t.lost.note(mv, err)
 			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 		}
 	}

@@ -20,8 +20,11 @@ const runBatch = 100
 // pending, without giving up: Reconcile lists those still pending); settles the final
 // ones; and calls OnOutcome for each final outcome not yet reported, whichever instance
 // learned it, until OnOutcome returns nil. OnOutcome calls run beside the rounds,
-// ReportConcurrency at a time, under a lease renewed while they run when the store can
-// renew it (see storekit.ReportLeaseRenewer). It also forgets what is older than Retention.
+// ReportConcurrency at a time. Run claims no more unreported outcomes than it can report
+// before their lease ends, judging by how long OnOutcome has taken, renews the lease of
+// every outcome it holds, waiting or being reported, when the store can renew it (see
+// storekit.ReportLeaseRenewer), and never starts a report whose claim it lost. It also
+// forgets what is older than Retention.
 //
 // Store and status check errors are logged and tried again later; Run returns only when
 // ctx ends, with an error matching ctx's (context.Canceled or DeadlineExceeded). Every
@@ -33,8 +36,12 @@ func (t *Tracker) Run(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext()
 	}
-	reports := newReporter(t.opts.ReportConcurrency)
+	reports := newReporter(t.opts.ReportConcurrency, t.reportLease())
 	defer reports.wait()
+	if renew := renewReport(t.store); renew != nil {
+		stop := t.renewReports(ctx, reports, renew)
+		defer stop()
+	}
 	for {
 		more, wake := t.runRound(ctx, reports)
 		if err := t.takePanic(); err != nil {
@@ -74,7 +81,8 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
 			}
 			for _, s := range unreported {
-				reports.start(ctx, s.ID, func() { defer t.recoverPanic("a report of Run"); t.report(ctx, s, now.Add(lease)) }, func() { t.giveBackReport(ctx, s.ID) })
+				reports.start(ctx, s.ID, now.Add(lease), func(c *reportClaim) { defer t.recoverPanic("a report of Run"); t.report(ctx, reports, s, c) },
+					func() { t.giveBackReport(ctx, s.ID) }, t.clockNow)
 			}
 			more = more || (len(unreported) == n && reports.free() > 0)
 			if len(unreported) < n {
@@ -136,40 +144,119 @@ func (t *Tracker) release(ctx context.Context, ms []Movement) {
 }
 
 // reporter runs Run's OnOutcome calls beside its rounds, a limited number at once, and
-// holds at most runBatch reports taken on, so that a round claims no more than it can
-// soon start.
+// holds no more claims of outcomes than it can report before their lease ends: as many
+// as its calls can make within half a lease at the pace the last calls took, at most
+// runBatch, and no more than one per call until a call has been timed.
 type reporter struct {
-	slots chan struct{}
-	wg    sync.WaitGroup
+	slots       chan struct{}
+	wg          sync.WaitGroup
+	concurrency int
+	lease       time.Duration
 
 	mu       sync.Mutex
-	freed    chan struct{}   // closed when a call ends, then replaced
-	inFlight map[string]bool // the outcome ids being reported
-	pending  int             // reports started and not finished
+	freed    chan struct{}           // closed when a call ends, then replaced
+	claims   map[string]*reportClaim // the outcomes held, waiting for a slot or being reported
+	pending  int                     // reports taken on and not finished
+	pace     time.Duration           // how long a call takes, on the Clock: see took
+	measured bool                    // a call was timed
 }
 
-func newReporter(limit int) *reporter {
-	return &reporter{slots: make(chan struct{}, limit), freed: make(chan struct{}), inFlight: map[string]bool{}}
+// reportClaim is the claim of one outcome held by a reporter.
+type reportClaim struct {
+	until    time.Time     // when its lease ends, as last claimed or renewed
+	lost     chan struct{} // closed when the store said another owner holds it
+	lostOnce sync.Once
 }
 
-// free is how many more reports may be taken on now: runBatch, less those under way or
-// waiting for a slot.
+// lose records that the claim was lost.
+func (c *reportClaim) lose() { c.lostOnce.Do(func() { close(c.lost) }) }
+
+// isLost reports whether the claim was lost.
+func (c *reportClaim) isLost() bool {
+	select {
+	case <-c.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+func newReporter(limit int, lease time.Duration) *reporter {
+	return &reporter{slots: make(chan struct{}, limit), concurrency: limit, lease: lease,
+		freed: make(chan struct{}), claims: map[string]*reportClaim{}}
+}
+
+// free is how many more outcomes may be claimed now: what the calls can report within
+// half a lease, less the outcomes held.
 func (r *reporter) free() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return runBatch - r.pending
+	return r.capacityLocked() - r.pending
 }
 
-// start runs fn, the report of outcome id, on a goroutine of its own once one of the
-// limited slots is free, unless id is being reported already: a store may let a claim go
-// while its report is under way (a settle that changed it), and this instance makes one
-// call of an outcome at a time. Once ctx has ended, a report still waiting for a slot
-// calls giveBack instead of fn, so that its claim is not left to its lease.
-func (r *reporter) start(ctx context.Context, id string, fn, giveBack func()) {
+// capacityLocked is how many outcomes the reporter may hold at once.
+func (r *reporter) capacityLocked() int {
+	switch {
+	case !r.measured:
+		return r.concurrency // one per call until the calls' pace is known
+	case r.pace <= 0:
+		return runBatch
+	}
+	perCall := int(r.lease / 2 / r.pace)
+	return min(runBatch, r.concurrency*max(1, perCall))
+}
+
+// took records that a call took d: the pace follows a slower call at once and a faster
+// one by an eighth of the difference, so that a burst of slow calls shrinks the claims.
+func (r *reporter) took(d time.Duration) {
 	r.mu.Lock()
-	busy := r.inFlight[id]
-	if !busy {
-		r.inFlight[id] = true
+	defer r.mu.Unlock()
+	switch {
+	case !r.measured || d > r.pace:
+		r.pace = d
+	default:
+		r.pace -= (r.pace - d) / 8
+	}
+	r.measured = true
+}
+
+// held returns the claims held now.
+func (r *reporter) held() map[string]*reportClaim {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]*reportClaim, len(r.claims))
+	for id, c := range r.claims {
+		out[id] = c
+	}
+	return out
+}
+
+// renewed records that the claim c, still held, now lasts until until.
+func (r *reporter) renewed(c *reportClaim, until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if until.After(c.until) {
+		c.until = until
+	}
+}
+
+// start runs fn, the report of outcome id claimed until until, on a goroutine of its own
+// once one of the limited slots is free, unless id is held already: a store may let a
+// claim go while its report is under way (a settle that changed it), and this instance
+// makes one call of an outcome at a time. A report is started only while its claim holds
+// (not lost, its lease not ended by now()): one that waited longer is dropped, and the
+// instance holding it now reports it. Once ctx has ended, a report still waiting for a
+// slot calls giveBack instead of fn, so that its claim is not left to its lease.
+func (r *reporter) start(ctx context.Context, id string, until time.Time, fn func(*reportClaim), giveBack func(), now func() time.Time) {
+	r.mu.Lock()
+	c, busy := r.claims[id]
+	if busy {
+		if until.After(c.until) {
+			c.until = until // claimed again: it lasts that long at least
+		}
+	} else {
+		c = &reportClaim{until: until, lost: make(chan struct{})}
+		r.claims[id] = c
 		r.pending++
 	}
 	r.mu.Unlock()
@@ -184,7 +271,7 @@ func (r *reporter) start(ctx context.Context, id string, fn, giveBack func()) {
 				<-r.slots
 			}
 			r.mu.Lock()
-			delete(r.inFlight, id)
+			delete(r.claims, id)
 			r.pending--
 			close(r.freed)
 			r.freed = make(chan struct{})
@@ -208,7 +295,13 @@ func (r *reporter) start(ctx context.Context, id string, fn, giveBack func()) {
 			giveBack() // stopping: another instance, or the next Run, may take it at once
 			return
 		}
-		fn()
+		r.mu.Lock()
+		ended := !now().Before(c.until)
+		r.mu.Unlock()
+		if ended || c.isLost() {
+			return // another instance may hold it now: it reports it
+		}
+		fn(c)
 	}()
 }
 
@@ -221,6 +314,57 @@ func (r *reporter) ended() <-chan struct{} {
 
 // wait waits for every call started.
 func (r *reporter) wait() { r.wg.Wait() }
+
+// renewReports renews, every third of a lease on the Clock until ctx ends, the lease of
+// every outcome the reporter holds, waiting for a slot or being reported, and marks
+// lost those the store says another owner holds. It returns a function that stops it
+// and waits for it.
+func (t *Tracker) renewReports(ctx context.Context, r *reporter, renew func(ctx context.Context, id, owner string, until time.Time) error) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer t.recoverPanic("the report lease renewal of Run")
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.opts.Clock.After(t.opts.Lease / 3):
+			}
+			select {
+			case <-done: // a clock that wakes every waiter may wake this one after stop
+				return
+			default:
+			}
+			until := t.opts.Clock.Now().Add(t.opts.Lease)
+			var each sync.WaitGroup
+			for id, c := range r.held() {
+				if c.isLost() {
+					continue
+				}
+				each.Add(1)
+				go func() {
+					defer each.Done()
+					defer t.recoverPanic("a report lease renewal of Run")
+					switch err := renew(ctx, id, t.opts.Owner, until); {
+					case err == nil:
+						r.renewed(c, until)
+					case errors.Is(err, errLeaseLost):
+						c.lose() // the report, or its recording, learns it too
+					}
+				}()
+			}
+			each.Wait()
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// clockNow is the Clock's now.
+func (t *Tracker) clockNow() time.Time { return t.opts.Clock.Now() }
 
 // check asks the status check of a claimed movement and settles it or reschedules it.
 // A checkout still unpaid CheckoutExpiry after its creation settles expired; one the
@@ -327,21 +471,24 @@ func (t *Tracker) reportLease() time.Duration {
 	return max(t.opts.Lease, t.opts.OnOutcomeTimeout+stopGrace+4*t.opts.StoreTimeout)
 }
 
-// report calls OnOutcome for a settlement claimed until until and records the result.
-func (t *Tracker) report(ctx context.Context, s Settlement, until time.Time) {
-	var lost <-chan struct{}
-	if renew := renewReport(t.store); renew != nil {
-		var stop func()
-		stop, lost = t.hold(ctx, func(ctx context.Context, until time.Time) error {
-			return renew(ctx, s.ID, t.opts.Owner, until)
-		})
-		defer stop()
+// report calls OnOutcome for a settlement held by the claim c, and records the result.
+// The claim is renewed while it is held (renewReports) when the store can renew it;
+// otherwise it lasts until c.until.
+func (t *Tracker) report(ctx context.Context, r *reporter, s Settlement, c *reportClaim) {
+	r.mu.Lock()
+	until := c.until
+	r.mu.Unlock()
+	if renewReport(t.store) != nil {
 		until = time.Time{} // renewed: it ends only when lost says so
 	}
 	o := settledOutcome(&s, s.Outcome.Kind)
+	began := t.opts.Clock.Now()
 	finished, err := t.callOnOutcome(ctx, o)
+	if finished {
+		r.took(t.opts.Clock.Now().Sub(began))
+	}
 	if err == nil {
-		t.markReported(ctx, s.ID, until, lost)
+		t.markReported(ctx, s.ID, until, c.lost)
 		return
 	}
 	now := t.opts.Clock.Now()

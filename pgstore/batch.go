@@ -222,7 +222,7 @@ func (p *params) write(sql string) { p.text.WriteString(sql) }
 // time writes the time at, given on the clock of a caller whose now is now, on the
 // store's clock: the row-by-row form of a statement template's {tN}.
 func (s *Store) time(p *params, at, now time.Time) {
-	if s.opts.CallerClock {
+	if s.callerClock() {
 		p.add(at, "timestamptz")
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	billing "github.com/billingsdk/billing-go"
 )
@@ -99,6 +100,18 @@ var migrations = [][]string{
 			PRIMARY KEY (callback_kind, client_reference)
 		)`,
 	},
+	{ // 5: the tombstone of a forgotten movement lives in the movement's own row, so that
+		// Track and Purge conflict on one primary key and a Track waiting for a Purge finds
+		// the tombstone it left; the id of the Track call that tracked a movement, so that a
+		// Track made again after its answer was lost is known as that call
+		`ALTER TABLE billing_movements
+			ADD COLUMN forgotten_at timestamptz,
+			ADD COLUMN track_id     text NOT NULL DEFAULT ''`,
+		`INSERT INTO billing_movements (callback_kind, client_reference, forgotten_at)
+			SELECT callback_kind, client_reference, forgotten_at FROM billing_forgotten
+			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET forgotten_at = EXCLUDED.forgotten_at`,
+		`DROP TABLE billing_forgotten`,
+	},
 }
 
 // ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is
@@ -110,28 +123,79 @@ var ErrSchemaOutdated = errors.New("pgstore: the schema is older than this packa
 // Version is the schema version this package reads and writes.
 func Version() int { return len(migrations) }
 
-// schemaVersion reads the schema's version with reads only: 0 when its tables are not
-// there.
-func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+// ErrSchemaAmbiguous is matched (errors.Is) by New's error when no schema is named in
+// Options.Schema and the connection's search_path leaves in doubt which schema's tables
+// are this application's: its current schema (the first of the path that exists) has
+// none, and another schema of the path has some, another application's perhaps (a
+// search_path of "$user", public finds public's). Name the schema in Options.Schema, or
+// give the connection a search_path whose first schema is this application's.
+var ErrSchemaAmbiguous = errors.New("pgstore: the search_path leaves in doubt which schema holds this application's tables")
+
+// quoteIdent quotes a schema's name for a statement.
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// storeSchema is the one schema a store works in: named, which must exist, or else the
+// connection's current schema. Without a name, it refuses (ErrSchemaAmbiguous) a path
+// on which the current schema holds no tables of the store and another schema does.
+func storeSchema(ctx context.Context, db *sql.DB, named string) (string, error) {
+	if named != "" {
+		var exists bool
+		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, named).Scan(&exists); err != nil {
+			return "", fmt.Errorf("pgstore: reading the schemas: %w", err)
+		}
+		if !exists {
+			return "", fmt.Errorf("pgstore: schema %q (Options.Schema) does not exist: create it first", named)
+		}
+		return named, nil
+	}
+	var (
+		current   sql.NullString
+		own       bool
+		elsewhere string
+	)
+	if err := db.QueryRowContext(ctx, `SELECT current_schema(),
+			to_regclass(format('%I.billing_schema_migrations', current_schema())) IS NOT NULL,
+			coalesce((SELECT string_agg(p.name, ', ' ORDER BY p.ord)
+				FROM unnest(current_schemas(false)) WITH ORDINALITY AS p (name, ord)
+				WHERE p.name <> current_schema()
+					AND to_regclass(format('%I.billing_schema_migrations', p.name)) IS NOT NULL), '')`).
+		Scan(&current, &own, &elsewhere); err != nil {
+		return "", fmt.Errorf("pgstore: reading the current schema: %w", err)
+	}
+	switch {
+	case !current.Valid:
+		return "", fmt.Errorf("pgstore: no schema of the connection's search_path exists: create one, or name it in Options.Schema")
+	case !own && elsewhere != "":
+		return "", fmt.Errorf("%w: the current schema %q holds no tables of the store, and %s on the search_path does: name this application's schema in Options.Schema",
+			ErrSchemaAmbiguous, current.String, elsewhere)
+	}
+	return current.String, nil
+}
+
+// schemaVersion reads the version of schema's tables with reads only: 0 when they are
+// not there.
+func schemaVersion(ctx context.Context, db *sql.DB, schema string) (int, error) {
 	var exists bool
-	if err := db.QueryRowContext(ctx, `SELECT to_regclass('billing_schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass(format('%I.billing_schema_migrations', $1::text)) IS NOT NULL`, schema).Scan(&exists); err != nil {
 		return 0, fmt.Errorf("pgstore: reading the schema's version: %w", err)
 	}
 	if !exists {
 		return 0, nil
 	}
 	var v int
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM billing_schema_migrations`).Scan(&v); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM `+quoteIdent(schema)+`.billing_schema_migrations`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("pgstore: reading the schema's version: %w", err)
 	}
 	return v, nil
 }
 
-// ensureSchema checks that the schema is this package's version, with reads only, and
-// migrates it only when it is older: a role without the right to create tables can use
-// a current schema.
-func ensureSchema(ctx context.Context, db *sql.DB) error {
-	v, err := schemaVersion(ctx, db)
+// ensureSchema checks that schema's tables are this package's version, with reads only,
+// and migrates them only when they are older: a role without the right to create
+// tables can use a current schema.
+func ensureSchema(ctx context.Context, db *sql.DB, schema string) error {
+	v, err := schemaVersion(ctx, db, schema)
 	switch {
 	case err != nil:
 		return err
@@ -140,7 +204,7 @@ func ensureSchema(ctx context.Context, db *sql.DB) error {
 	case v > len(migrations):
 		return newerSchema(v)
 	}
-	if err := Migrate(ctx, db); err != nil {
+	if err := migrate(ctx, db, schema); err != nil {
 		return fmt.Errorf("%w (it is version %d, this package's %d): migrating failed: %w", ErrSchemaOutdated, v, len(migrations), err)
 	}
 	return nil
@@ -155,15 +219,41 @@ func newerSchema(v int) error {
 // tables in the schema (its owner), for instance from a deployment step, so that the
 // instances may connect with a role that only reads and writes rows (SELECT, INSERT,
 // UPDATE and DELETE on the tables). New runs it too when the schema is older and the
-// role may.
+// role may. MigrateWithOptions migrates the schema named in Options.Schema instead.
 //
 // A transaction-scoped advisory lock, named after the schema, makes callers that start
 // together on an empty database take turns: the first creates the tables, the others
 // find them.
-func Migrate(ctx context.Context, db *sql.DB) (err error) {
+func Migrate(ctx context.Context, db *sql.DB) error {
+	return MigrateWithOptions(ctx, db, Options{})
+}
+
+// MigrateWithOptions is Migrate in the schema opts.Schema names (which must exist), or
+// in the connection's current schema when it names none. The other options are not
+// read.
+func MigrateWithOptions(ctx context.Context, db *sql.DB, opts Options) error {
 	if db == nil {
 		return &billing.ValidationError{Field: "db", Rule: "is required"}
 	}
+	schema := opts.Schema
+	if schema == "" {
+		var current sql.NullString
+		if err := db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&current); err != nil {
+			return fmt.Errorf("pgstore: migrating: reading the current schema: %w", err)
+		}
+		if !current.Valid {
+			return fmt.Errorf("pgstore: migrating: no schema of the connection's search_path exists")
+		}
+		schema = current.String
+	} else if _, err := storeSchema(ctx, db, schema); err != nil {
+		return err
+	}
+	return migrate(ctx, db, schema)
+}
+
+// migrate brings schema's tables to this package's version, its statements pinned to
+// schema by the transaction's search_path.
+func migrate(ctx context.Context, db *sql.DB, schema string) (err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
@@ -173,9 +263,11 @@ func Migrate(ctx context.Context, db *sql.DB) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if _, err := tx.ExecContext(ctx,
-		`SELECT pg_advisory_xact_lock(hashtext('billing-go/pgstore ' || coalesce(current_schema(), '')))`); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('billing-go/pgstore ' || $1::text))`, schema); err != nil {
 		return fmt.Errorf("pgstore: migrating: locking: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `SET LOCAL search_path TO `+quoteIdent(schema)); err != nil {
+		return fmt.Errorf("pgstore: migrating: %w", err)
 	}
 	// The table is named for the SDK, not schema_migrations, which migration tools of
 	// the merchant's own may already own.

@@ -12,15 +12,21 @@
 //	tracker := billing.NewTracker(client, billing.TrackerOptions{Store: store})
 //
 // The tables (billing_movements, billing_callbacks, billing_callback_dedupe and
-// billing_schema_migrations) live in the connection's current schema. Migrate creates
-// them, with a role that owns the schema; New then needs only SELECT, INSERT, UPDATE and
-// DELETE on them (it migrates itself when the schema is older and its role may).
+// billing_schema_migrations) live in one schema: the connection's current schema, or
+// the one Options.Schema names. Every statement names it, so that two applications on
+// one database, each in its schema, never read each other's tables; New refuses a
+// search_path that leaves in doubt which schema is this application's
+// (ErrSchemaAmbiguous). Migrate creates them, with a role that owns the schema; New then
+// needs only SELECT, INSERT, UPDATE and DELETE on them (it migrates itself when the
+// schema is older and its role may).
 //
 // Leases and due times are compared on the database's clock, now() in SQL, so that
 // instances whose clocks disagree neither check a movement before its callback wait
 // nor report an outcome twice: each call carries the times of its Tracker's clock, and
 // the store keeps their distance to the caller's now, applied to the database's now().
-// Tests that drive every instance with one manual clock set Options.CallerClock.
+// A Tracker given a clock of its own (billingtest's manual clock) hands it to the store
+// (see UseClock), which then compares the callers' times when that clock does not follow
+// real time.
 //
 // Keep as many connections idle as may be open (SetMaxIdleConns as SetMaxOpenConns):
 // database/sql keeps two by default, and closes every other connection a busy Tracker
@@ -38,10 +44,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
@@ -60,18 +68,26 @@ type Options struct {
 	// are, instead of on the database's clock. It is for tests that drive every instance
 	// with one manual clock (billingtest's), which the database's now() does not follow:
 	// instances whose clocks disagree would check movements early and report outcomes
-	// twice.
+	// twice. A store given no Clock sets it itself when a Tracker hands it a clock that
+	// does not follow real time (see UseClock).
 	CallerClock bool
+	// Schema names the schema of the store's tables, which must exist. Empty is the
+	// connection's current schema (the first of its search_path that exists), refused
+	// with ErrSchemaAmbiguous when it holds none of the tables and another schema of the
+	// path does.
+	Schema string
 }
 
 // Store is a billing.Store on PostgreSQL, safe for use by many goroutines and many
 // instances on one database. Claims lock rows with SELECT ... FOR UPDATE SKIP LOCKED in
 // the statement that leases them, so instances never wait on each other's claims.
 type Store struct {
-	db    *sql.DB
-	opts  Options
-	sql   sync.Map // statement template: the statement, with the clock in place
-	fresh freshReports
+	db     *sql.DB
+	opts   Options
+	schema string      // the schema's name, quoted: every statement names its tables with it
+	sql    [2]sync.Map // statement template: the statement, with the clock and schema in place; by clock mode
+	clock  atomic.Pointer[storeClock]
+	fresh  freshReports
 
 	// Writes made at once by many goroutines share statements (see batcher).
 	firsts  batcher[firstOutcome, firstWritten]
@@ -82,6 +98,7 @@ var _ billing.Store = (*Store)(nil)
 var _ storekit.ReportLeaseRenewer = (*Store)(nil)
 var _ storekit.EntryTracker = (*Store)(nil)
 var _ storekit.CallbackEntryBeginner = (*Store)(nil)
+var _ storekit.ClockUser = (*Store)(nil)
 
 // New returns the store on db with the default Options. It checks the schema's version
 // with reads only, and migrates it when it is older (see Migrate), which needs a role
@@ -97,13 +114,19 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 	if db == nil {
 		return nil, &billing.ValidationError{Field: "db", Rule: "is required"}
 	}
-	if err := ensureSchema(ctx, db); err != nil {
+	schema, err := storeSchema(ctx, db, opts.Schema)
+	if err != nil {
 		return nil, err
 	}
-	if opts.Clock == nil {
-		opts.Clock = wallClock{}
+	if err := ensureSchema(ctx, db, schema); err != nil {
+		return nil, err
 	}
-	s := &Store{db: db, opts: opts}
+	s := &Store{db: db, opts: opts, schema: quoteIdent(schema)}
+	clock := &storeClock{clock: opts.Clock, caller: opts.CallerClock, given: opts.Clock != nil}
+	if clock.clock == nil {
+		clock.clock = wallClock{}
+	}
+	s.clock.Store(clock)
 	s.firsts = batcher[firstOutcome, firstWritten]{key: firstOutcome.batchKey, run: s.settleFirsts, stall: batchStall}
 	s.reports = batcher[reportedAt, struct{}]{key: reportedAt.batchKey, run: s.markReported, stall: batchStall}
 	return s, nil
@@ -125,9 +148,74 @@ func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // now() is $1 itself: {tN} is $N and the skew is 0.
 const skewTemplate = `(extract(epoch FROM now() - $1::timestamptz) * 1000000)::bigint`
 
-// q returns the statement of template for the store's clock, built once.
+// storeClock is whose clock the store's statements compare times on.
+type storeClock struct {
+	clock  billing.Clock
+	caller bool // compare the callers' times as they are (Options.CallerClock)
+	given  bool // Options.Clock was given, or a Tracker handed its clock (UseClock)
+}
+
+// wallSkew is how far from this process's wall clock a clock a Tracker hands the store
+// may be and still be taken to follow real time.
+const wallSkew = time.Minute
+
+// UseClock is how a Tracker hands the store its Clock (storekit.ClockUser): NewTracker
+// calls it, with nil for the wall clock. A store given no Options.Clock takes the first
+// clock handed, and compares the callers' times (as Options.CallerClock does) when that
+// clock is more than a minute from this process's wall clock, as billingtest's manual
+// clock is: the database's now() does not follow it, and movements would never fall due.
+// One store follows one clock: a clock other than the one it follows (Options.Clock, or
+// the clock an earlier Tracker handed) is an error, which NewTracker reports.
+func (s *Store) UseClock(c billing.Clock) error {
+	for {
+		cur := s.clock.Load()
+		if c == nil {
+			if cur.given {
+				return fmt.Errorf("pgstore: the store follows the clock %T, and this Tracker the wall clock: give the Tracker the store's clock", cur.clock)
+			}
+			return nil
+		}
+		if cur.given {
+			if !sameClock(cur.clock, c) {
+				return fmt.Errorf("pgstore: the store follows the clock %T, and this Tracker another (%T): give every Tracker of one store the same clock", cur.clock, c)
+			}
+			return nil
+		}
+		next := &storeClock{clock: c, caller: cur.caller, given: true}
+		if d := time.Until(c.Now()); d > wallSkew || d < -wallSkew {
+			next.caller = true // a manual clock: the database's now() does not follow it
+		}
+		if s.clock.CompareAndSwap(cur, next) {
+			return nil
+		}
+	}
+}
+
+// sameClock reports whether a and b are the same clock, false when they cannot be
+// compared.
+func sameClock(a, b billing.Clock) (same bool) {
+	defer func() {
+		if recover() != nil { // a clock of a type == cannot compare
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// callerClock says whether the store compares the callers' times as they are.
+func (s *Store) callerClock() bool { return s.clock.Load().caller }
+
+// tableName matches the names of the store's tables in a statement.
+var tableName = regexp.MustCompile(`\b(billing_(?:movements|callbacks|callback_dedupe|schema_migrations))\b`)
+
+// q returns the statement of template for the store's clock and schema, built once.
 func (s *Store) q(template string) string {
-	if stmt, ok := s.sql.Load(template); ok {
+	caller := s.callerClock()
+	cache := &s.sql[0]
+	if caller {
+		cache = &s.sql[1]
+	}
+	if stmt, ok := cache.Load(template); ok {
 		return stmt.(string)
 	}
 	var b strings.Builder
@@ -156,21 +244,27 @@ func (s *Store) q(template string) string {
 		}
 	}
 	stmt := b.String()
-	if s.opts.CallerClock {
+	if caller {
 		stmt = strings.ReplaceAll(stmt, "now()", "$1::timestamptz")
 	}
-	s.sql.Store(template, stmt)
+	stmt = s.qualify(stmt)
+	cache.Store(template, stmt)
 	return stmt
 }
 
+// qualify names the store's schema before every table of stmt.
+func (s *Store) qualify(stmt string) string {
+	return tableName.ReplaceAllString(stmt, s.schema+".$1")
+}
+
 // now is the caller's now for a call that carries none.
-func (s *Store) now() time.Time { return s.opts.Clock.Now() }
+func (s *Store) now() time.Time { return s.clock.Load().clock.Now() }
 
 // movementColumns are read by scanEntry, in its order: the row, then {skew}.
 const movementColumns = `callback_kind, client_reference, kind, started_at, deadline, next_check_at, checks,
 	lease_owner, lease_until, outcome_id, state, code, transaction_id, external_transaction_id, amount,
 	charges, source, settled_at, body, by_callback, by_status_check, disagreed, reported_at, report_attempts,
-	asked_amount, asked_currency, service_reference, currency, outcome_service_reference, outcome_kind, {skew}`
+	asked_amount, asked_currency, service_reference, currency, outcome_service_reference, outcome_kind, track_id, {skew}`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -195,6 +289,7 @@ func scanEntry(row scanner) (billing.Entry, error) {
 		checks, attempts                             sql.NullInt32
 		code, txID, extTxID, currency, outcomeRef    sql.NullString
 		askedCurrency, serviceRef, outcomeKind       sql.NullString
+		trackID                                      sql.NullString
 		amount, charges, askedAmount                 sql.NullInt64
 		skew                                         int64
 		body                                         []byte
@@ -203,7 +298,7 @@ func scanEntry(row scanner) (billing.Entry, error) {
 	if err := row.Scan(&callback, &ref, &kind, &started, &deadline, &next, &checks,
 		&leaseOwner, &leaseUntil, &outcomeID, &state, &code, &txID, &extTxID, &amount,
 		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts,
-		&askedAmount, &askedCurrency, &serviceRef, &currency, &outcomeRef, &outcomeKind, &skew); err != nil {
+		&askedAmount, &askedCurrency, &serviceRef, &currency, &outcomeRef, &outcomeKind, &trackID, &skew); err != nil {
 		return billing.Entry{}, err
 	}
 	if !callback.Valid {
@@ -225,6 +320,7 @@ func scanEntry(row scanner) (billing.Entry, error) {
 			Checks:           int(checks.Int32),
 			LeaseOwner:       leaseOwner.String,
 			LeaseUntil:       callerTime(leaseUntil, skew),
+			TrackID:          trackID.String,
 		}
 	}
 	if outcomeID.Valid {
@@ -293,48 +389,71 @@ func (s *Store) track(ctx context.Context, m billing.Movement, fresh bool) (bill
 	key := m.Key()
 	// A row without a kind holds a callback that came before Track: it becomes tracked,
 	// unless its outcome was settled as another kind (then it is another movement's) or,
-	// with fresh ($8), holds an outcome at all. A row tracked already, or refused, is
-	// read in the same statement; one that a concurrent Track committed after this
-	// statement began is not, and is read next. The service's reference is
-	// RecordReference's to write. caller_started_at keeps m.StartedAt as given, which
-	// Release names this Track by: started_at is on the store's clock.
-	row := s.db.QueryRowContext(ctx, s.q(`WITH tracked AS (
+	// with fresh ($8), holds an outcome at all. A row that holds a tombstone (Purge forgot
+	// its movement) is never tracked again: Track and Purge write the same row, so a Track
+	// that waited for a Purge's lock finds the tombstone. A row tracked already, or
+	// refused, is read in the same statement, with the lock the insert took, so that it
+	// is the row as it is now; a row tracked by this very call ($9, its answer lost) is
+	// answered as created, unless with fresh it holds an outcome since. The service's
+	// reference is RecordReference's to write. caller_started_at keeps m.StartedAt as
+	// given, which Release names this Track by: started_at is on the store's clock.
+	rows, err := s.db.QueryContext(ctx, s.q(`WITH tracked AS (
 			INSERT INTO billing_movements AS m
 				(callback_kind, client_reference, kind, started_at, deadline, next_check_at,
-				 asked_amount, asked_currency, caller_started_at)
-			SELECT $2, $3, $4, {t1}, {t5}, {t5}, $6, $7, $1
-			WHERE NOT `+tombstoneExists+`
+				 asked_amount, asked_currency, caller_started_at, track_id)
+			VALUES ($2, $3, $4, {t1}, {t5}, {t5}, $6, $7, $1, $9)
 			ON CONFLICT (callback_kind, client_reference) DO UPDATE
 				SET kind = EXCLUDED.kind, started_at = EXCLUDED.started_at, deadline = EXCLUDED.deadline,
 					next_check_at = EXCLUDED.next_check_at, checks = 0, lease_owner = NULL, lease_until = NULL,
 					asked_amount = EXCLUDED.asked_amount, asked_currency = EXCLUDED.asked_currency,
-					service_reference = '', caller_started_at = EXCLUDED.caller_started_at
-				WHERE m.kind IS NULL AND (m.outcome_id IS NULL
+					service_reference = '', caller_started_at = EXCLUDED.caller_started_at,
+					track_id = EXCLUDED.track_id
+				WHERE m.kind IS NULL AND m.forgotten_at IS NULL AND (m.outcome_id IS NULL
 					OR (NOT $8::boolean AND m.outcome_kind IN ('', EXCLUDED.kind)))
 			RETURNING `+movementColumns+`
+		), held AS (
+			SELECT m.forgotten_at IS NOT NULL AS forgotten,
+				m.kind IS NOT NULL AND m.kind = $4 AND $9 <> '' AND m.track_id = $9
+					AND (NOT $8::boolean OR m.outcome_id IS NULL) AS again,
+				`+movementColumns+` FROM billing_movements m
+			WHERE callback_kind = $2 AND client_reference = $3
+			FOR SHARE
 		)
-		SELECT true, * FROM tracked
+		SELECT false, true, * FROM tracked
 		UNION ALL
-		SELECT false, `+movementColumns+` FROM billing_movements
-			WHERE callback_kind = $2 AND client_reference = $3 AND NOT EXISTS (SELECT 1 FROM tracked)`),
-		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency, fresh)
-	var created bool
-	e, err := scanEntry(prefixed{row, []any{&created}})
-	switch {
-	case err == nil && (created || e.Tracked):
-		return e, created, nil
-	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		SELECT * FROM held WHERE NOT EXISTS (SELECT 1 FROM tracked)`),
+		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency, fresh, m.TrackID)
+	if err != nil {
 		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
 	}
-	// Nothing tracked: an outcome not this movement's, a concurrent Track's row not yet
-	// visible to the statement, or a key forgotten after its retention.
-	if e, err = s.Get(ctx, key); err != nil {
-		return billing.Entry{}, false, err
+	defer rows.Close()
+	var e billing.Entry
+	var forgotten, created bool
+	found := rows.Next()
+	if found {
+		e, err = scanEntry(prefixed{rows, []any{&forgotten, &created}})
 	}
-	if e.Forgotten && !e.Tracked {
+	if err == nil {
+		err = rows.Err()
+	}
+	switch {
+	case err != nil:
+		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
+	case !found:
+		// Nothing tracked and no row read: a concurrent Track's row, not yet visible to
+		// the statement's snapshot. Read it now.
+		if e, err = s.Get(ctx, key); err != nil {
+			return billing.Entry{}, false, err
+		}
+		if e.Forgotten && !e.Tracked {
+			return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, billing.ErrForgotten)
+		}
+		return e, false, nil
+	case forgotten && !e.Tracked:
 		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, billing.ErrForgotten)
 	}
-	return e, false, nil
+	e.Forgotten = forgotten
+	return e, created, nil
 }
 
 // prefixed scans columns into first before the row's others.
@@ -351,8 +470,8 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 		return billing.Entry{}, err
 	}
 	var forgotten bool
-	// One row whether or not the key has a movement: a tombstone may say it had one.
-	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`SELECT `+tombstoneExists+`, `+movementColumns+`
+	// One row whether or not the key has a movement: its row may hold a tombstone alone.
+	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`SELECT forgotten_at IS NOT NULL, `+movementColumns+`
 		FROM (SELECT) AS one LEFT JOIN billing_movements ON callback_kind = $2 AND client_reference = $3`),
 		s.now(), key.Callback, key.ClientReference), []any{&forgotten}})
 	if err != nil {
@@ -362,8 +481,13 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 	return e, nil
 }
 
-// tombstoneExists says whether Purge left a tombstone for the key ($2, $3).
-const tombstoneExists = `EXISTS (SELECT 1 FROM billing_forgotten f WHERE f.callback_kind = $2 AND f.client_reference = $3)`
+// forgottenColumns empty a movement's row but for its key and tombstone.
+const forgottenColumns = `kind = NULL, started_at = NULL, deadline = NULL, next_check_at = NULL, checks = 0,
+	lease_owner = NULL, lease_until = NULL, outcome_id = NULL, state = NULL, code = '', transaction_id = '',
+	external_transaction_id = '', amount = 0, charges = 0, source = NULL, settled_at = NULL, body = NULL,
+	by_callback = false, by_status_check = false, disagreed = false, reported_at = NULL, report_owner = NULL,
+	report_until = NULL, report_attempts = 0, asked_amount = 0, asked_currency = '', service_reference = '',
+	caller_started_at = NULL, currency = '', outcome_service_reference = '', outcome_kind = '', track_id = ''`
 
 // Settle records the final outcome o of key by storekit.MergeOutcome's rules. The first
 // final outcome of a movement, the usual case, is written by a statement that writes it
@@ -418,7 +542,7 @@ type firstWritten struct {
 // yet, inserting the rows not there. The keys of fs are distinct.
 func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWritten, error) {
 	var p params
-	p.write(`INSERT INTO billing_movements AS m
+	p.write(`INSERT INTO ` + s.schema + `.billing_movements AS m
 			(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
 			 amount, charges, source, settled_at, body, by_callback, by_status_check,
 			 currency, outcome_service_reference, outcome_kind)
@@ -788,7 +912,7 @@ func (r reportedAt) batchKey() string { return r.id }
 // markReported marks, in one statement, each outcome of rs reported.
 func (s *Store) markReported(ctx context.Context, rs []reportedAt) ([]struct{}, error) {
 	var p params
-	p.write(`UPDATE billing_movements m SET reported_at = x.at, report_owner = NULL, report_until = NULL
+	p.write(`UPDATE ` + s.schema + `.billing_movements m SET reported_at = x.at, report_owner = NULL, report_until = NULL
 		FROM (VALUES `)
 	for i, r := range rs {
 		if i > 0 {
@@ -997,20 +1121,26 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) 
 		}
 	}()
 	var n int
-	// A tracked movement leaves a tombstone, so that it is never tracked and reported
-	// again (see Get and Track).
-	if err := tx.QueryRowContext(ctx, s.q(`WITH gone AS (
+	// A tracked movement leaves a tombstone in its own row, emptied but for its key, so
+	// that it is never tracked and reported again (see Get and Track): a Track of the key
+	// waits for this transaction on the row's lock, then finds the tombstone. An outcome
+	// settled beside a tombstone since (a callback delivered again) is emptied the same
+	// way; a row never tracked goes.
+	if err := tx.QueryRowContext(ctx, s.q(`WITH forgotten AS (
+			UPDATE billing_movements SET `+forgottenColumns+`, forgotten_at = coalesce(forgotten_at, {t1})
+			WHERE outcome_id IS NOT NULL AND (reported_at IS NOT NULL OR kind IS NULL)
+				AND coalesce(reported_at, settled_at) < {t2} AND (kind IS NOT NULL OR forgotten_at IS NOT NULL)
+			RETURNING callback_kind, client_reference
+		), deleted AS (
 			DELETE FROM billing_movements
 			WHERE outcome_id IS NOT NULL AND (reported_at IS NOT NULL OR kind IS NULL)
-				AND coalesce(reported_at, settled_at) < {t2}
-			RETURNING callback_kind, client_reference, kind
+				AND coalesce(reported_at, settled_at) < {t2} AND kind IS NULL AND forgotten_at IS NULL
+			RETURNING callback_kind, client_reference
+		), gone AS (
+			SELECT * FROM forgotten UNION ALL SELECT * FROM deleted
 		), bodies AS (
 			DELETE FROM billing_callbacks c USING gone g
 			WHERE c.callback_kind = g.callback_kind AND c.client_reference = g.client_reference
-		), tombstones AS (
-			INSERT INTO billing_forgotten (callback_kind, client_reference, forgotten_at)
-			SELECT callback_kind, client_reference, {t1} FROM gone WHERE kind IS NOT NULL
-			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET forgotten_at = EXCLUDED.forgotten_at
 		)
 		SELECT count(*) FROM gone`), now, before).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pgstore: purging movements: %w", err)
@@ -1019,10 +1149,12 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) 
 		WHERE CASE WHEN done THEN at < {t2} ELSE lease_until < {t2} END`), now, before); err != nil {
 		return 0, fmt.Errorf("pgstore: purging callback records: %w", err)
 	}
-	// Bodies delivered for references nobody tracks or settles.
+	// Bodies delivered for references nobody tracks or settles (a tombstone alone holds
+	// no movement).
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM billing_callbacks c WHERE last_at < {t2}
 		AND NOT EXISTS (SELECT 1 FROM billing_movements m
-			WHERE m.callback_kind = c.callback_kind AND m.client_reference = c.client_reference)`), now, before); err != nil {
+			WHERE m.callback_kind = c.callback_kind AND m.client_reference = c.client_reference
+				AND (m.kind IS NOT NULL OR m.outcome_id IS NOT NULL))`), now, before); err != nil {
 		return 0, fmt.Errorf("pgstore: purging callbacks: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

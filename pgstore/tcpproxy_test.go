@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,6 +39,10 @@ type pgProxy struct {
 	// loseCommits is how many more COMMITs have their answer lost; loseEvery picks one
 	// COMMIT in loseEvery.
 	loseCommits, loseEvery, commits int
+	// loseOf is how many more transactions of a statement holding loseFragment, run
+	// alone (its own transaction), have their answer lost.
+	loseFragment string
+	loseOf       int
 
 	stats proxyStats
 }
@@ -51,8 +56,12 @@ type proxyConn struct {
 	client  net.Conn
 	server  net.Conn // nil while frozen before it was dialled
 	swallow bool     // drop what the server says next, then close: a COMMIT's answer lost
-	closed  bool
-	held    chan struct{} // closed when FreezeOpen's freeze of this connection ends; nil when not held
+	// prepared holds the text of the statements the client prepared, by name; bound says
+	// that a statement holding the proxy's loseFragment was bound since the last Sync.
+	prepared map[string]string
+	bound    bool
+	closed   bool
+	held     chan struct{} // closed when FreezeOpen's freeze of this connection ends; nil when not held
 }
 
 // startProxy starts a proxy to the PostgreSQL of databaseURL, which must listen on a
@@ -172,6 +181,7 @@ func (p *pgProxy) before(pc *proxyConn, msg []byte, typed bool) bool {
 			return false
 		}
 	}
+	p.loseAnswerOfLocked(pc, msg)
 	if msg[0] == 'Q' && strings.EqualFold(strings.TrimRight(string(msg[5:]), "\x00; "), "commit") {
 		p.commits++
 		if p.loseCommits > 0 && p.commits%p.loseEvery == 0 {
@@ -275,6 +285,60 @@ func (p *pgProxy) ResetEvery(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.resetEvery, p.rng = n, rand.New(rand.NewPCG(20, uint64(n)))
+}
+
+// loseAnswerOfLocked follows the statements of pc that hold loseFragment: one run
+// alone, by the extended protocol (Parse, Bind, ..., Sync, its transaction ending at the
+// Sync) or as a simple query, has the answer of its commit lost.
+func (p *pgProxy) loseAnswerOfLocked(pc *proxyConn, msg []byte) {
+	if p.loseOf == 0 {
+		return
+	}
+	cstrings := func(b []byte, n int) []string {
+		var out []string
+		for range n {
+			i := bytes.IndexByte(b, 0)
+			if i < 0 {
+				break
+			}
+			out, b = append(out, string(b[:i])), b[i+1:]
+		}
+		return out
+	}
+	body := msg[5:]
+	switch msg[0] {
+	case 'P': // Parse: statement name, query
+		if f := cstrings(body, 2); len(f) == 2 {
+			if pc.prepared == nil {
+				pc.prepared = map[string]string{}
+			}
+			pc.prepared[f[0]] = f[1]
+		}
+	case 'B': // Bind: portal name, statement name
+		if f := cstrings(body, 2); len(f) == 2 && strings.Contains(pc.prepared[f[1]], p.loseFragment) {
+			pc.bound = true
+		}
+	case 'S':
+		if pc.bound {
+			p.loseOf--
+			pc.swallow = true
+		}
+		pc.bound = false
+	case 'Q':
+		if strings.Contains(string(body), p.loseFragment) {
+			p.loseOf--
+			pc.swallow = true
+		}
+	}
+}
+
+// LoseAnswersOf loses the answer of the next n statements holding fragment that run in
+// a transaction of their own (as a store's single statements do): the statement reaches
+// the server and commits, then its connection closes before the answer is forwarded.
+func (p *pgProxy) LoseAnswersOf(fragment string, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.loseFragment, p.loseOf = fragment, n
 }
 
 // LoseCommitAnswers loses the answer of one COMMIT in every, n times: the COMMIT reaches

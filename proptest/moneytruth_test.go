@@ -78,8 +78,10 @@ func TestMoneyTruth(t *testing.T) {
 			"merchantRetries": w.merchantRetries,
 			// Named to sort after the others: rapid numbers the actions in name order, so
 			// the fail files kept under testdata/rapid still draw the actions they drew.
-			"useForgottenRef":   w.useForgottenRef,
-			"waitPastRetention": w.waitPastRetention,
+			"useForgottenRef":               w.useForgottenRef,
+			"waitPastRetention":             w.waitPastRetention,
+			"whilePurgingReuse":             w.whilePurgingReuse,
+			"withSlowReportsOnTwoInstances": w.withSlowReportsOnTwoInstances,
 			"": func(rt *rapid.T) {
 				steps.Add(1)
 				w.checkInvariants(rt)

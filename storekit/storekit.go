@@ -96,3 +96,15 @@ type ReportLeaseRenewer interface {
 	// took it, or it was reported or replaced meanwhile).
 	RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error
 }
+
+// ClockUser is implemented by a Store that must know the clock its callers' times come
+// from: pgstore compares leases and due times on the database's clock, which a manual
+// clock does not follow. billing.NewTracker hands it the Tracker's Clock (nil when the
+// Tracker keeps the wall clock, TrackerOptions.Clock nil), so that a test driving a
+// Tracker with a manual clock works on the store with no option of the store's own. An
+// error, a clock the store cannot follow (another clock than the one it follows
+// already), makes NewTracker panic with it: a mismatch shows at start, never as
+// movements that never fall due.
+type ClockUser interface {
+	UseClock(c billing.Clock) error
+}

@@ -46,6 +46,9 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"PendingCountsUnsettledMovements", testPending},
 		{"Purge", testPurge},
 		{"ForgottenStaysForgotten", testForgotten},
+		{"PurgeRacingAReuse", testPurgeRacingReuse},
+		{"PurgeWhateverTheOrderOfReports", testPurgeReportOrder},
+		{"TrackAgainAfterALostAnswer", testTrackAgain},
 		{"KeepsWhatWasAskedAndConfirmed", testKeepsAskedAndConfirmed},
 		{"ReleaseForgetsAMovementNeverSent", testRelease},
 		{"RecordReference", testRecordReference},
@@ -805,6 +808,152 @@ func testForgotten(t *testing.T, s billing.Store) {
 	}
 	if claimed, err := s.ClaimUnreported(ctx, "a", at(3*time.Hour), at(4*time.Hour), 10); err != nil || len(claimed) != 0 {
 		t.Fatalf("a late callback of a forgotten key claimed for a report: %+v, %v", claimed, err)
+	}
+}
+
+// testPurgeRacingReuse: references reused while the Purge that forgets them runs are
+// never tracked again. Each reused reference's Track either comes before the Purge (it
+// finds the movement tracked: created false), or after it (ErrForgotten); afterwards
+// every key holds its tombstone alone, nothing is due, nothing to report. A late
+// callback settled beside a tombstone is forgotten by the next Purge, the tombstone kept.
+func testPurgeRacingReuse(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	const n = 200
+	var keys []billing.MovementKey
+	for i := range n {
+		m := movement(billing.KindSend, fmt.Sprintf("reuse%03d", i), 0)
+		track(t, s, m)
+		st, _ := settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+		if err := s.MarkReported(ctx, st.ID, at(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, m.Key())
+	}
+	type answer struct {
+		created bool
+		err     error
+	}
+	answers := make([]answer, n)
+	parallel(workers+1, func(w int) {
+		if w == workers {
+			if got, err := s.Purge(ctx, at(time.Hour)); err != nil || got != n {
+				t.Errorf("Purge = %d, %v; want %d", got, err, n)
+			}
+			return
+		}
+		for i := w; i < n; i += workers {
+			reuse := movement(billing.KindSend, keys[i].ClientReference, 31*time.Minute)
+			var a answer
+			if tn, ok := s.(storekit.EntryTracker); ok && i%2 == 0 {
+				_, a.created, a.err = tn.TrackNew(ctx, reuse)
+			} else {
+				_, a.created, a.err = s.Track(ctx, reuse)
+			}
+			answers[i] = a
+		}
+	})
+	for i, a := range answers {
+		if a.created || (a.err != nil && !errors.Is(a.err, billing.ErrForgotten)) {
+			t.Errorf("%s reused during its purge: created %v, %v; want it found tracked, or ErrForgotten", keys[i].ClientReference, a.created, a.err)
+		}
+		if e := get(t, s, keys[i]); !e.Forgotten || e.Tracked || e.Final != nil {
+			t.Errorf("%s after its purge and its reuse: %+v; want its tombstone alone", keys[i].ClientReference, e)
+		}
+	}
+	if due, err := s.ClaimDue(ctx, "a", at(3*time.Hour), at(4*time.Hour), 1000); err != nil || len(due) != 0 {
+		t.Fatalf("reused references claimed for a status check: %d, %v", len(due), err)
+	}
+	// A callback delivered again beside a tombstone goes with the next Purge; the
+	// tombstone stays.
+	settle(t, s, keys[0], outcome(billing.EventSucceeded, billing.SourceCallback, 3*time.Hour), []byte(`{}`))
+	if _, err := s.Purge(ctx, at(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if e := get(t, s, keys[0]); !e.Forgotten || e.Tracked || e.Final != nil {
+		t.Fatalf("a late callback beside a tombstone, purged: %+v; want the tombstone alone", e)
+	}
+	if _, _, err := s.Track(ctx, movement(billing.KindSend, keys[0].ClientReference, 6*time.Hour)); !errors.Is(err, billing.ErrForgotten) {
+		t.Fatalf("Track after the second Purge: %v, want ErrForgotten", err)
+	}
+}
+
+// testPurgeReportOrder: Purge forgets every outcome reported before its cut, whatever
+// order the reports were recorded in (instances record theirs as their calls end).
+func testPurgeReportOrder(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	early, late := movement(billing.KindSend, "reportedEarly", 0), movement(billing.KindSend, "reportedLate", 0)
+	ids := map[string]string{}
+	for _, m := range []billing.Movement{early, late} {
+		track(t, s, m)
+		st, _ := settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+		ids[m.ClientReference] = st.ID
+	}
+	if err := s.MarkReported(ctx, ids["reportedLate"], at(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkReported(ctx, ids["reportedEarly"], at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Purge(ctx, at(5*time.Minute)); err != nil || n != 1 {
+		t.Fatalf("Purge between the two reports = %d, %v; want the one reported first", n, err)
+	}
+	if e := get(t, s, early.Key()); !e.Forgotten || e.Tracked {
+		t.Fatalf("the outcome reported before the cut, recorded last: %+v; want it forgotten", e)
+	}
+	if e := get(t, s, late.Key()); e.Forgotten || !e.Tracked {
+		t.Fatalf("the outcome reported after the cut: %+v; want it kept", e)
+	}
+}
+
+// testTrackAgain: a Track made again with the TrackID of the call that tracked the
+// movement (that call's answer lost) is answered as that call, created true, so that the
+// caller sends the movement it never sent; any other call finds it tracked. With
+// TrackNew, an outcome the key holds since is another movement's: created false.
+func testTrackAgain(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	m := movement(billing.KindSend, "again", 0)
+	m.TrackID = "call-1"
+	track(t, s, m)
+	trackers := map[string]func(billing.Movement) (bool, error){
+		"Track": func(m billing.Movement) (bool, error) { _, c, err := s.Track(ctx, m); return c, err },
+	}
+	if et, ok := s.(storekit.EntryTracker); ok {
+		trackers["TrackEntry"] = func(m billing.Movement) (bool, error) { _, c, err := et.TrackEntry(ctx, m); return c, err }
+		trackers["TrackNew"] = func(m billing.Movement) (bool, error) { _, c, err := et.TrackNew(ctx, m); return c, err }
+	}
+	for name, call := range trackers {
+		later := m
+		later.StartedAt = at(time.Minute) // a call made again may read the clock again
+		for _, tc := range []struct {
+			what string
+			m    billing.Movement
+			want bool
+		}{
+			{"the same call", m, true},
+			{"the same call, later", later, true},
+			{"another call", func() billing.Movement { o := m; o.TrackID = "call-2"; return o }(), false},
+			{"a call naming none", func() billing.Movement { o := m; o.TrackID = ""; return o }(), false},
+			{"another kind", func() billing.Movement { o := m; o.Kind = billing.KindBankTransfer; return o }(), false},
+		} {
+			created, err := call(tc.m)
+			if err != nil || created != tc.want {
+				t.Fatalf("%s of %s: created %v, %v; want %v", name, tc.what, created, err, tc.want)
+			}
+		}
+	}
+	if e := get(t, s, m.Key()); !e.Tracked || e.Movement.TrackID != "call-1" || !e.Movement.StartedAt.Equal(m.StartedAt) {
+		t.Fatalf("after the calls made again: %+v; want the first call's movement", e.Movement)
+	}
+	settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	if call, ok := trackers["TrackNew"]; ok {
+		if created, err := call(m); err != nil || created {
+			t.Fatalf("TrackNew of the same call once the key holds an outcome: created %v, %v; want false", created, err)
+		}
+	}
+	long := m
+	long.TrackID = strings.Repeat("x", 65)
+	if _, _, err := s.Track(ctx, long); err == nil {
+		t.Fatal("Track took a TrackID of 65 characters")
 	}
 }
 

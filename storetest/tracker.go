@@ -14,6 +14,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // RunTracker runs, as subtests of t, the scenarios of several Tracker instances sharing
@@ -22,9 +23,12 @@ import (
 // sending, leaves its movements to another's Run; three instances running Run over
 // hundreds of movements, with callbacks dropped, duplicated and spread over instances,
 // report each outcome exactly once and lose none. Each scenario runs once on each wire
-// the sandbox speaks (the soak on the provider's with fewer movements). newStore returns
-// an empty store for one subtest; its instances share it.
+// the sandbox speaks (the soak on the provider's with fewer movements). A backlog of
+// outcomes whose reports take longer than a third of their lease, on two instances, is
+// reported once each. newStore returns an empty store for one subtest; its instances
+// share it.
 func RunTracker(t *testing.T, newStore func(t *testing.T) billing.Store) {
+	t.Run("ReportBacklogPastItsLease", func(t *testing.T) { testReportBacklog(t, newStore(t)) })
 	for _, wire := range billingtest.Wires() {
 		movements := 300
 		if wire != billingtest.WireSpec {
@@ -464,4 +468,169 @@ func testCheckoutAcrossARestart(t *testing.T, store billing.Store, wire billingt
 				ref, o.Kind, o.State, o.Amount, o.Source, o.ServiceReference, want, sessions[ref].Reference)
 		}
 	}
+}
+
+// observed is a store that says progress on every call about reports, so that a
+// harness waiting for quiet sees the claims, renewals and marks under way.
+type observed struct {
+	billing.Store
+	progress chan struct{}
+}
+
+func (o *observed) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Settlement, error) {
+	defer progressed(o.progress)
+	return o.Store.ClaimUnreported(ctx, owner, now, leaseUntil, limit)
+}
+
+func (o *observed) MarkReported(ctx context.Context, id string, now time.Time) error {
+	defer progressed(o.progress)
+	return o.Store.MarkReported(ctx, id, now)
+}
+
+func (o *observed) RetryReport(ctx context.Context, id, owner string, at time.Time) error {
+	defer progressed(o.progress)
+	return o.Store.RetryReport(ctx, id, owner, at)
+}
+
+// UseClock hands the clock on to a store that takes one.
+func (o *observed) UseClock(c billing.Clock) error {
+	if u, ok := o.Store.(storekit.ClockUser); ok {
+		return u.UseClock(c)
+	}
+	return nil
+}
+
+// observedRenewer is observed for a store that renews the claims of reports.
+type observedRenewer struct {
+	*observed
+	renewer storekit.ReportLeaseRenewer
+}
+
+func (o observedRenewer) RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error {
+	defer progressed(o.progress)
+	return o.renewer.RenewReport(ctx, id, owner, leaseUntil)
+}
+
+// observe wraps store so that its calls about reports say progress.
+func observe(store billing.Store, progress chan struct{}) billing.Store {
+	o := &observed{Store: store, progress: progress}
+	if r, ok := store.(storekit.ReportLeaseRenewer); ok {
+		return observedRenewer{observed: o, renewer: r}
+	}
+	return o
+}
+
+// testReportBacklog: a hundred outcomes settled and unreported, reported by two
+// instances with eight calls each, every call taking 15 s of a one-minute lease. The
+// first instance alone could not report them all within a lease: it must claim no more
+// than it can report in time, and renew what it holds, waiting or under way, so that
+// the second instance, started once the first is busy, takes none of them. Each is
+// reported once, never started again once a call of it returned, and none is lost.
+func testReportBacklog(t *testing.T, store billing.Store) {
+	const (
+		outcomes    = 100
+		lease       = time.Minute
+		callTakes   = 15 * time.Second
+		concurrency = 8
+		step        = 5 * time.Second // under a third of the lease: renewals keep up
+	)
+	srv := billingtest.NewServer(t, billingtest.WithManualClock())
+	clock := srv.Clock()
+	progress := make(chan struct{}, 1)
+	shared := observe(store, progress)
+	ctx := context.Background()
+	now := clock.Now()
+	for i := range outcomes {
+		m := billing.Movement{Kind: billing.KindSend, ClientReference: fmt.Sprintf("backlog%03d", i), StartedAt: now, Deadline: now.Add(time.Hour)}
+		if _, _, err := store.Track(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := store.Settle(ctx, m.Key(), billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: now}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		mu       sync.Mutex
+		running  = map[string]int{}      // calls under way, by Outcome.ID
+		returned = map[string]int{}      // calls that returned nil
+		calls    = map[string][]string{} // who called, by Outcome.ID
+		twice    []string
+	)
+	quiet := func() {
+		for {
+			select {
+			case <-progress:
+			case <-time.After(50 * time.Millisecond):
+				return
+			}
+		}
+	}
+	start := func(owner string) {
+		tr := billing.NewTracker(srv.Client(), billing.TrackerOptions{
+			Store: shared, Clock: clock, Owner: owner, Lease: lease, ReportConcurrency: concurrency,
+			OnOutcomeTimeout: 10 * time.Minute, // real time: the calls wait on the clock
+			OnOutcome: func(ctx context.Context, o *billing.Outcome) error {
+				began := clock.Now()
+				mu.Lock()
+				if running[o.ID] > 0 || returned[o.ID] > 0 {
+					twice = append(twice, fmt.Sprintf("%s by %s at %s (%d under way, %d returned, calls %v)",
+						o.ID, owner, began.Format(time.TimeOnly), running[o.ID], returned[o.ID], calls[o.ID]))
+				}
+				running[o.ID]++
+				calls[o.ID] = append(calls[o.ID], owner)
+				mu.Unlock()
+				progressed(progress)
+				for end := began.Add(callTakes); clock.Now().Before(end); {
+					select {
+					case <-clock.After(end.Sub(clock.Now())):
+					case <-ctx.Done():
+						mu.Lock()
+						running[o.ID]--
+						mu.Unlock()
+						return ctx.Err()
+					}
+				}
+				mu.Lock()
+				running[o.ID]--
+				returned[o.ID]++
+				mu.Unlock()
+				progressed(progress)
+				return nil
+			},
+		})
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- tr.Run(runCtx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	reported := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(returned)
+	}
+	start("first")
+	quiet() // the first instance claims and starts its calls
+	start("second")
+	for i := 0; i < 400 && reported() < outcomes; i++ {
+		quiet()
+		srv.Advance(step)
+	}
+	quiet()
+	srv.Advance(2 * lease) // any claim left would end: nothing more is reported
+	quiet()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(twice) > 0 {
+		t.Errorf("%d report calls of an outcome under way or reported already; the first: %s", len(twice), twice[0])
+	}
+	if len(returned) != outcomes {
+		t.Errorf("%d of %d outcomes reported", len(returned), outcomes)
+	}
+	by := map[string]int{}
+	for _, owners := range calls {
+		for _, o := range owners {
+			by[o]++
+		}
+	}
+	t.Logf("reports made by each instance: %v", by)
 }
