@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -280,26 +278,13 @@ func respelledBody(root *jsonNode, site memberSite, spelling string, value *json
 	return root.bytes()
 }
 
-// inboundFixtures returns every recorded body: testdata (both wires) and the provider's
-// documented payloads.
+// inboundFixtures returns every recorded body under testdata, both wires, the provider's
+// documented payloads included (testdata/provider holds them as documented).
 func inboundFixtures(t testing.TB) []fixtureFile {
-	out := testdataFixtures(t)
-	entries, err := os.ReadDir(providerWireDir)
-	if err == nil {
-		for _, e := range entries {
-			if filepath.Ext(e.Name()) != ".json" {
-				continue
-			}
-			body, err := os.ReadFile(filepath.Join(providerWireDir, e.Name()))
-			require.NoError(t, err)
-			out = append(out, fixtureFile{name: "provider-wire/" + e.Name(), body: body})
-		}
-	}
-	return out
+	return testdataFixtures(t)
 }
 
 // providerWireDir holds the provider's documented payloads beside the spec.
-const providerWireDir = "/work/shared/provider-wire"
 
 // spellingWant is what a respelled body must read as.
 type spellingWant uint8
