@@ -663,6 +663,9 @@ func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Cont
 		switch {
 		case conf.status == http.StatusServiceUnavailable:
 			return fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
+		case conf.status == http.StatusForbidden:
+			contradicted(ctx, t.store, t.opts.Clock.Now(), ev, callbackBody(ctx, ev), logger)
+			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
 		case conf.status != http.StatusOK || conf.outcome == nil:
 			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
 		}
