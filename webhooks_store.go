@@ -17,7 +17,9 @@ import (
 // it, so its redelivery is handled. Events are the same when their kind, reference and
 // state are, never by a code or other field the sender chooses (as for WithDedupe). The
 // store's leases run on the wall clock; Tracker.Handler uses the Tracker's Clock and
-// Owner instead.
+// Owner instead. With WithStatusCheckConfirmation, a callback the status check
+// contradicts is refused 403 and, for a movement the store tracks, recorded for its
+// Reconcile (storekit.ContradictionRecorder), when the store records them.
 func WithDedupeStore(store Store) WebhookOption {
 	return withCallbackStore(store, randomOwner(), wallClock{}, DefaultLease)
 }
