@@ -465,6 +465,12 @@ type Reconciliation struct {
 	Disagreed []Settlement
 	// StatusCheckOnly are settlements no callback reported: the callback never came.
 	StatusCheckOnly []Settlement
+	// Contradicted are the records of movements, still pending or settled without
+	// Disagreed, for which a callback was refused because the status check contradicted
+	// it (a forged or stale claim: see Contradiction). A movement settled with Disagreed
+	// is listed there instead. Only a store that records contradictions
+	// (storekit.ContradictionRecorder) lists any.
+	Contradicted []Contradiction
 	// Truncated says that a list held storekit.MaxClaim (1,000) entries, the earliest started, and more
 	// were left out: reconcile a narrower window to see them.
 	Truncated bool
@@ -482,6 +488,62 @@ func capReconciliation(r *Reconciliation) {
 	if len(r.StatusCheckOnly) > maxClaim {
 		r.StatusCheckOnly, r.Truncated = r.StatusCheckOnly[:maxClaim], true
 	}
+	if len(r.Contradicted) > maxClaim {
+		r.Contradicted, r.Truncated = r.Contradicted[:maxClaim], true
+	}
+}
+
+// Contradiction is the record a Store keeps of the callbacks of one tracked movement
+// that its status check contradicted: a callback claiming a final state (success or
+// failure) the status check denied, or for a reference no status check knows. It is
+// audit only: it settles nothing, is never reported to OnOutcome nor given to merchant
+// code, and does not keep Release from releasing the movement (a forged callback for a
+// movement whose request never left must not pin it). Reconcile lists it
+// (Reconciliation.Contradicted). It goes with the movement: Release and Purge forget it.
+type Contradiction struct {
+	// Key is the movement's key.
+	Key MovementKey
+	// Claimed is the state the first contradicted callback claimed: usually a final one,
+	// though a pending notice whose amount or transaction id the status check denies is
+	// contradicted too.
+	Claimed EventState
+	// Body is the raw body of the first contradicted callback, at most MaxEventBytes, kept
+	// for audit; nil when none was given, or when a store bounded in memory had no room
+	// for it.
+	Body []byte
+	// At is when the first contradicted callback came, LastAt when the last did, and
+	// Count how many came.
+	At     time.Time
+	LastAt time.Time
+	Count  int
+}
+
+// Validate returns a *ValidationError when c cannot be recorded: a key that names no
+// movement, a claim of no final state, no time, or a body larger than MaxEventBytes.
+func (c Contradiction) Validate() error {
+	if err := c.Key.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Claimed == "":
+		return invalid("contradiction.claimed", "is required")
+	case len(c.Claimed) > maxClaimedState:
+		return invalid("contradiction.claimed", fmt.Sprintf("must be at most %d characters", maxClaimedState))
+	case c.At.IsZero():
+		return invalid("contradiction.at", "is required")
+	case len(c.Body) > MaxEventBytes:
+		return invalid("contradiction.body", fmt.Sprintf("must be at most %d bytes", MaxEventBytes))
+	}
+	return nil
+}
+
+// maxClaimedState bounds Contradiction.Claimed: longer than any EventState.
+const maxClaimedState = 32
+
+// contradictionRecorder is storekit.ContradictionRecorder: a Store that keeps the
+// callbacks the status check contradicted, for Reconcile.
+type contradictionRecorder interface {
+	RecordContradiction(ctx context.Context, c Contradiction) (bool, error)
 }
 
 // validateClaim is storekit.ValidateClaim.

@@ -58,8 +58,18 @@ type memEntry struct {
 	idleEl            *list.Element
 	idleAt            time.Time
 
-	size      int // bytes accounted to it: see entryBytes
+	size      int // bytes accounted to it: see entryBytes, and the contradiction's body
 	eventSize int // of final.Outcome.Event: see eventBytes
+
+	contra *Contradiction // callbacks the status check contradicted; nil when none
+}
+
+// contraBytes is what e's contradiction record holds whose size a sender chooses.
+func (e *memEntry) contraBytes() int {
+	if e.contra == nil {
+		return 0
+	}
+	return len(e.contra.Body)
 }
 
 type memDedupe struct {
@@ -401,7 +411,7 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	if !changed {
 		eventSize = e.eventSize
 	}
-	size := entryBytes(key, &next, eventSize) + len(e.m.ServiceReference)
+	size := entryBytes(key, &next, eventSize) + len(e.m.ServiceReference) + e.contraBytes()
 	if grow := size - e.size; grow > 0 && !s.makeRoomLocked(grow, e) {
 		if created {
 			s.forgetLocked(e)
@@ -762,6 +772,11 @@ func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Rec
 		case e.final.ByStatusCheck && !e.final.ByCallback:
 			r.StatusCheckOnly = append(r.StatusCheckOnly, e.final.clone())
 		}
+		if e.contra != nil && (e.final == nil || !e.final.Disagreed) {
+			c := *e.contra
+			c.Body = bytes.Clone(c.Body)
+			r.Contradicted = append(r.Contradicted, c)
+		}
 	}
 	// The order a database gives them: by start, then reference.
 	slices.SortFunc(r.Overdue, func(a, b Movement) int {
@@ -773,8 +788,51 @@ func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Rec
 	}
 	slices.SortFunc(r.Disagreed, bySettlement)
 	slices.SortFunc(r.StatusCheckOnly, bySettlement)
+	slices.SortFunc(r.Contradicted, func(a, b Contradiction) int {
+		sa, sb := s.entries[a.Key].m.StartedAt, s.entries[b.Key].m.StartedAt
+		return cmp.Or(sa.Compare(sb), cmp.Compare(a.Key.ClientReference, b.Key.ClientReference))
+	})
 	capReconciliation(&r)
 	return r, nil
+}
+
+var _ contradictionRecorder = (*memoryStore)(nil)
+
+// RecordContradiction keeps c for the movement tracked under c.Key
+// (storekit.ContradictionRecorder): the first one with its body, which gives way to
+// nothing but other audit bodies (kept without it when they leave no room), later ones
+// counted.
+func (s *memoryStore) RecordContradiction(_ context.Context, c Contradiction) (bool, error) {
+	if err := c.Validate(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[c.Key]
+	if e == nil || !e.tracked {
+		return false, nil
+	}
+	if e.contra != nil {
+		e.contra.Count++
+		if c.At.After(e.contra.LastAt) {
+			e.contra.LastAt = c.At
+		}
+		return true, nil
+	}
+	for s.used+len(c.Body) > s.maxBytes {
+		front := s.bodyOrder.Front()
+		if front == nil {
+			c.Body = nil // audit only: the record stands without it
+			break
+		}
+		s.dropBodyLocked(front.Value.(*memBody))
+	}
+	c.Body = bytes.Clone(c.Body)
+	c.LastAt, c.Count = c.At, 1
+	e.contra = &c
+	e.size += len(c.Body)
+	s.used += len(c.Body)
+	return true, nil
 }
 
 func (s *memoryStore) Release(_ context.Context, key MovementKey, startedAt time.Time) (bool, error) {

@@ -631,8 +631,8 @@ var ErrUnconfirmed = errors.New("billing: the status check does not confirm the 
 // The error says what to answer the sender: one matching ErrStillPending means the
 // status check cannot confirm the callback yet (still pending, unreachable, or
 // answering about another reference), so have it delivered again later; ErrUnconfirmed
-// means the status check contradicts it; any other error means the store did not record
-// it. Handler does all of this, and confirms each callback with a single status check:
+// means the status check contradicts it (recorded for Reconcile, as Handler does); any
+// other error means the store did not record it. Handler does all of this, and confirms each callback with a single status check:
 // mount it rather than calling Deliver where you can.
 func (t *Tracker) Deliver(ctx context.Context, ev Event) error {
 	return t.deliver(ctx, ev, nil, t.opts.Logger)
@@ -663,6 +663,9 @@ func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Cont
 		switch {
 		case conf.status == http.StatusServiceUnavailable:
 			return fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
+		case conf.status == http.StatusForbidden:
+			contradicted(ctx, t.store, t.opts.Clock.Now(), ev, callbackBody(ctx, ev), logger)
+			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
 		case conf.status != http.StatusOK || conf.outcome == nil:
 			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
 		}
@@ -710,7 +713,8 @@ func settlesNothing(ctx context.Context, ev Event, other func(context.Context, E
 // Tracker's client (see Deliver) and settle their movement; the merchant learns the
 // outcome from Await or OnOutcome, never from the callback. A forged success or a forged
 // failure settles nothing, and its sender is told 403 (contradicted) or 503 (not
-// confirmed yet). Every other event goes to the function given with WithEventHandler:
+// confirmed yet); a contradicted one of a tracked movement is recorded, when the store
+// records them, for Reconcile to list (Reconciliation.Contradicted). Every other event goes to the function given with WithEventHandler:
 // the subscription trial webhook, the checkout webhook of a session no Tracker tracks
 // (confirmed first, as the payment Payments.Get returned), and any other event; without
 // WithEventHandler they are answered 200 and logged at warning level.

@@ -334,3 +334,17 @@ func beginCallbackEntry(s Store) func(ctx context.Context, c Callback, owner str
 		return r.claim, r.e, err
 	}
 }
+
+// recordContradiction is s's RecordContradiction, bounded as s's other calls are; nil
+// when s has none (storekit.ContradictionRecorder).
+func recordContradiction(s Store) func(ctx context.Context, c Contradiction) (bool, error) {
+	r, ok := unbounded(s).(contradictionRecorder)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, c Contradiction) (bool, error) {
+		return boundedAs(s, ctx, "RecordContradiction", func(ctx context.Context) (bool, error) {
+			return r.RecordContradiction(ctx, c)
+		})
+	}
+}

@@ -9,7 +9,10 @@ import (
 // Reconcile reports the tracked movements started in [from, to): those still unsettled
 // past their callback deadline, those whose callback and status check disagreed (a
 // forged or stale callback, or a late reversal: look at them), and those settled by a
-// status check alone (no callback came: check the callback URL). Each list holds at
+// status check alone (no callback came: check the callback URL), and, with a store that
+// records them (storekit.ContradictionRecorder: the memory store and pgstore do), those
+// for which a callback was refused because the status check contradicted it
+// (Contradicted: a forged or stale claim, which settled nothing). Each list holds at
 // most 1,000 entries (storekit.MaxClaim), the earliest started first, so that memory
 // stays bounded whatever the window; Truncated says more were left out. ReconcilePages
 // walks a window of any size.

@@ -189,6 +189,9 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if conf.status != http.StatusOK {
 			h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[ev.State()],
 				append(eventAttrs(ev), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
+			if conf.status == http.StatusForbidden && h.stored != nil {
+				contradicted(ctx, h.stored.store, h.stored.clock.Now(), ev, body, h.logger)
+			}
 			refuse(w, conf.status)
 			return
 		}

@@ -17,7 +17,9 @@ import (
 // it, so its redelivery is handled. Events are the same when their kind, reference and
 // state are, never by a code or other field the sender chooses (as for WithDedupe). The
 // store's leases run on the wall clock; Tracker.Handler uses the Tracker's Clock and
-// Owner instead.
+// Owner instead. With WithStatusCheckConfirmation, a callback the status check
+// contradicts is refused 403 and, for a movement the store tracks, recorded for its
+// Reconcile (storekit.ContradictionRecorder), when the store records them.
 func WithDedupeStore(store Store) WebhookOption {
 	return withCallbackStore(store, randomOwner(), wallClock{}, DefaultLease)
 }
@@ -82,6 +84,29 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key Movement
 			logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook dedupe not finished", append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		}
 	}, true
+}
+
+// contradicted keeps, in a store that records them (storekit.ContradictionRecorder),
+// that the status check contradicted ev, a callback of a money movement refused for it:
+// Reconcile then lists the movement. It settles nothing, and a store without the
+// record, or a reference nothing tracks, leaves only the log of the refusal.
+func contradicted(ctx context.Context, store Store, now time.Time, ev Event, body []byte, logger *slog.Logger) {
+	record := recordContradiction(store)
+	if record == nil || nilEvent(ev) || !isMovementCallback(ev) {
+		return
+	}
+	if len(body) > MaxEventBytes {
+		body = nil
+	}
+	c := Contradiction{Key: EventKey(ev), Claimed: ev.State(), Body: body, At: now}
+	if c.Validate() != nil {
+		return // no movement has such a key or state: nothing to keep
+	}
+	// The sender may have gone; the record is the merchant's, kept all the same.
+	if _, err := record(context.WithoutCancel(ctx), c); err != nil {
+		logger.LogAttrs(ctx, slog.LevelWarn, "billing: the contradicted callback was not recorded",
+			append(eventAttrs(ev), slog.String("error", err.Error()))...)
+	}
 }
 
 // rawBodyKey carries the raw body of the callback being handled to Tracker.Deliver.

@@ -112,6 +112,16 @@ var migrations = [][]string{
 			ON CONFLICT (callback_kind, client_reference) DO UPDATE SET forgotten_at = EXCLUDED.forgotten_at`,
 		`DROP TABLE billing_forgotten`,
 	},
+	{ // 6: the callbacks of a tracked movement the status check contradicted, for
+		// Reconcile: the first one's claimed state and body, when the first and last came,
+		// how many did
+		`ALTER TABLE billing_movements
+			ADD COLUMN contradictions       integer NOT NULL DEFAULT 0,
+			ADD COLUMN contradicted_state   text NOT NULL DEFAULT '',
+			ADD COLUMN contradicted_body    bytea,
+			ADD COLUMN contradicted_at      timestamptz,
+			ADD COLUMN contradicted_last_at timestamptz`,
+	},
 }
 
 // ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is

@@ -487,7 +487,9 @@ const forgottenColumns = `kind = NULL, started_at = NULL, deadline = NULL, next_
 	external_transaction_id = '', amount = 0, charges = 0, source = NULL, settled_at = NULL, body = NULL,
 	by_callback = false, by_status_check = false, disagreed = false, reported_at = NULL, report_owner = NULL,
 	report_until = NULL, report_attempts = 0, asked_amount = 0, asked_currency = '', service_reference = '',
-	caller_started_at = NULL, currency = '', outcome_service_reference = '', outcome_kind = '', track_id = ''`
+	caller_started_at = NULL, currency = '', outcome_service_reference = '', outcome_kind = '', track_id = '',
+	contradictions = 0, contradicted_state = '', contradicted_body = NULL, contradicted_at = NULL,
+	contradicted_last_at = NULL`
 
 // Settle records the final outcome o of key by storekit.MergeOutcome's rules. The first
 // final outcome of a movement, the usual case, is written by a statement that writes it
@@ -1028,7 +1030,74 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 	if len(r.Overdue) > storekit.MaxClaim {
 		r.Overdue, r.Truncated = r.Overdue[:storekit.MaxClaim], true
 	}
+	if r.Contradicted, err = s.contradicted(ctx, now, from, to); err != nil {
+		return r, err
+	}
+	if len(r.Contradicted) > storekit.MaxClaim {
+		r.Contradicted, r.Truncated = r.Contradicted[:storekit.MaxClaim], true
+	}
 	return r, nil
+}
+
+// contradicted reads the contradiction records of the tracked movements started in
+// [from, to), pending or settled without disagreement (a disagreement is listed in
+// Disagreed), the earliest started first: one more than a list keeps.
+func (s *Store) contradicted(ctx context.Context, now, from, to time.Time) ([]billing.Contradiction, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT callback_kind, client_reference, contradicted_state, contradicted_body,
+			contradicted_at, contradicted_last_at, contradictions, {skew}
+		FROM billing_movements
+		WHERE kind IS NOT NULL AND started_at >= {t2} AND started_at < {t3} AND contradictions > 0 AND NOT disagreed
+		ORDER BY started_at, client_reference LIMIT `+strconv.Itoa(storekit.MaxClaim+1)), now, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: reconciling: %w", err)
+	}
+	defer rows.Close()
+	var out []billing.Contradiction
+	for rows.Next() {
+		var (
+			c        billing.Contradiction
+			at, last sql.NullTime
+			skew     int64
+		)
+		if err := rows.Scan(&c.Key.Callback, &c.Key.ClientReference, &c.Claimed, &c.Body, &at, &last, &c.Count, &skew); err != nil {
+			return nil, fmt.Errorf("pgstore: reconciling: %w", err)
+		}
+		c.At, c.LastAt = callerTime(at, skew), callerTime(last, skew)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: reconciling: %w", err)
+	}
+	return out, nil
+}
+
+var _ storekit.ContradictionRecorder = (*Store)(nil)
+
+// RecordContradiction keeps c for the movement tracked under c.Key
+// (storekit.ContradictionRecorder), in one statement: the first one with its claimed
+// state and body, later ones counted. It reports false when nothing is tracked under the
+// key. The record lives in the movement's row, so that Release and Purge forget it with
+// the movement; Release does not read it.
+func (s *Store) RecordContradiction(ctx context.Context, c billing.Contradiction) (bool, error) {
+	if err := c.Validate(); err != nil {
+		return false, err
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE billing_movements SET
+			contradictions       = contradictions + 1,
+			contradicted_state   = CASE WHEN contradictions = 0 THEN $4 ELSE contradicted_state END,
+			contradicted_body    = CASE WHEN contradictions = 0 THEN $5::bytea ELSE contradicted_body END,
+			contradicted_at      = CASE WHEN contradictions = 0 THEN {t1} ELSE contradicted_at END,
+			contradicted_last_at = greatest(contradicted_last_at, {t1})
+		WHERE callback_kind = $2 AND client_reference = $3 AND kind IS NOT NULL`),
+		c.At, c.Key.Callback, c.Key.ClientReference, c.Claimed, c.Body)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: recording a contradicted callback of %s: %w", c.Key.ClientReference, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("pgstore: recording a contradicted callback of %s: %w", c.Key.ClientReference, err)
+	}
+	return n > 0, nil
 }
 
 // Release forgets the tracked, unsettled movement key that the Track started at

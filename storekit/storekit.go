@@ -108,3 +108,23 @@ type ReportLeaseRenewer interface {
 type ClockUser interface {
 	UseClock(c billing.Clock) error
 }
+
+// ContradictionRecorder is implemented by a Store that keeps a record of the callbacks
+// the status check contradicted (billing.Contradiction), so that Reconcile lists the
+// movement (Reconciliation.Contradicted) though nothing was settled. The Tracker's
+// handler records through it when it refuses a callback because the status check
+// contradicted it, never when the status check could not be asked. It is optional:
+// without it such a callback is only logged.
+//
+// The record is audit only. It settles nothing and is never reported; Release ignores
+// it (a forged callback must not pin a movement whose request never left), and Release
+// and Purge forget it with its movement.
+type ContradictionRecorder interface {
+	// RecordContradiction records c for the movement tracked under c.Key, and reports
+	// whether it did: false, and no error, when nothing is tracked under the key (a
+	// reference no one tracks is only logged, so that forged callbacks for made-up
+	// references take no room). The first contradiction of a movement is kept, with its
+	// claimed state and body; later ones count (Count) and move LastAt. c that does not
+	// validate (billing.Contradiction.Validate) is refused with its error.
+	RecordContradiction(ctx context.Context, c billing.Contradiction) (recorded bool, err error)
+}

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"TrackAgainAfterALostAnswer", testTrackAgain},
 		{"KeepsWhatWasAskedAndConfirmed", testKeepsAskedAndConfirmed},
 		{"ReleaseForgetsAMovementNeverSent", testRelease},
+		{"ContradictedCallbacksAreListed", testContradictions},
 		{"RecordReference", testRecordReference},
 		{"RanksFinalStates", testRanks},
 		{"TrackRefusesAnotherKindsOutcome", testTrackRefusesAnotherKindsOutcome},
@@ -1251,6 +1252,97 @@ func testRelease(t *testing.T, s billing.Store) {
 	wantValidation(t, "Release of no key", err)
 	_, err = s.Release(ctx, m.Key(), time.Time{})
 	wantValidation(t, "Release without a start", err)
+}
+
+// testContradictions: a store that records contradicted callbacks
+// (storekit.ContradictionRecorder) keeps one record per tracked movement, the first
+// claim and body with a count, lists it in Reconcile while the movement is pending or
+// settled without disagreement, settles and reports nothing for it, records nothing for
+// a key nobody tracks, and still releases a movement never sent that holds one.
+func testContradictions(t *testing.T, s billing.Store) {
+	rec, ok := s.(storekit.ContradictionRecorder)
+	if !ok {
+		t.Skip("the store records no contradicted callbacks (storekit.ContradictionRecorder is optional)")
+	}
+	ctx := context.Background()
+	forged := []byte(`{"ResponseCode":"4075","Data":{"ClientReference":"forged1"}}`)
+	pending := movement(billing.KindSend, "forged1", 0)
+	settled := movement(billing.KindSend, "forged2", time.Minute)
+	disagreed := movement(billing.KindSend, "forged3", 2*time.Minute)
+	never := movement(billing.KindSend, "forged4", 3*time.Minute)
+	for _, m := range []billing.Movement{pending, settled, disagreed, never} {
+		track(t, s, m)
+	}
+	record := func(k billing.MovementKey, claimed billing.EventState, body []byte, when time.Duration) bool {
+		t.Helper()
+		ok, err := rec.RecordContradiction(ctx, billing.Contradiction{Key: k, Claimed: claimed, Body: body, At: at(when)})
+		if err != nil {
+			t.Fatalf("RecordContradiction %s: %v", k.ClientReference, err)
+		}
+		return ok
+	}
+	for _, m := range []billing.Movement{pending, settled, disagreed, never} {
+		if !record(m.Key(), billing.EventFailed, forged, 4*time.Minute) {
+			t.Fatalf("RecordContradiction of the tracked %s = false", m.ClientReference)
+		}
+	}
+	record(pending.Key(), billing.EventSucceeded, []byte(`{"other":1}`), 6*time.Minute)
+	if record(key(t, billing.KindSend, "untracked1"), billing.EventFailed, forged, 4*time.Minute) {
+		t.Fatalf("RecordContradiction of a key nobody tracks = true")
+	}
+	_, err := rec.RecordContradiction(ctx, billing.Contradiction{Key: pending.Key(), At: at(0)})
+	wantValidation(t, "RecordContradiction without a claimed state", err)
+	_, err = rec.RecordContradiction(ctx, billing.Contradiction{Key: pending.Key(), Claimed: billing.EventFailed, At: at(0), Body: make([]byte, billing.MaxEventBytes+1)})
+	wantValidation(t, "RecordContradiction of a body too large", err)
+
+	if e := get(t, s, pending.Key()); e.Final != nil {
+		t.Fatalf("a contradiction settled %s: %+v", pending.ClientReference, e.Final)
+	}
+	settle(t, s, settled.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, 5*time.Minute), nil)
+	settle(t, s, disagreed.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 5*time.Minute), nil)
+	settle(t, s, disagreed.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, 6*time.Minute), nil)
+	if cs, err := s.Callbacks(ctx, pending.Key()); err != nil || len(cs) != 0 {
+		t.Fatalf("Callbacks = %d, %v: a contradiction is no callback kept", len(cs), err)
+	}
+
+	// never was sent at no time: it is released with its record.
+	if ok, err := s.Release(ctx, never.Key(), never.StartedAt); err != nil || !ok {
+		t.Fatalf("Release of a movement never sent holding a contradiction = %v, %v; want true", ok, err)
+	}
+	r, err := s.Reconcile(ctx, at(0), at(time.Hour), at(7*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.Contradicted {
+		got = append(got, c.Key.ClientReference)
+	}
+	if !slices.Equal(got, []string{"forged1", "forged2"}) {
+		t.Fatalf("Contradicted = %v; want forged1 (pending) and forged2 (settled without disagreement), the earliest started first", got)
+	}
+	if len(r.Disagreed) != 1 || r.Disagreed[0].Key.ClientReference != "forged3" {
+		t.Fatalf("Disagreed = %+v; want forged3 there alone", r.Disagreed)
+	}
+	c := r.Contradicted[0]
+	if c.Key != pending.Key() || c.Claimed != billing.EventFailed || !bytes.Equal(c.Body, forged) || c.Count != 2 ||
+		!c.At.Equal(at(4*time.Minute)) || !c.LastAt.Equal(at(6*time.Minute)) {
+		t.Fatalf("Contradicted[0] = %+v; want the first claim and body, two counted, from 4m to 6m", c)
+	}
+	if e := get(t, s, settled.Key()); e.Final == nil || e.Final.Disagreed || !e.Final.Outcome.Succeeded() {
+		t.Fatalf("the contradiction changed the settlement: %+v", e.Final)
+	}
+	// The report names one outcome of each settled movement, none for a contradiction.
+	claimed, err := s.ClaimUnreported(ctx, "a", at(7*time.Minute), at(8*time.Minute), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claimed) != 2 {
+		t.Fatalf("ClaimUnreported = %d outcomes; want the 2 settled", len(claimed))
+	}
+	// A window without them lists none.
+	if r, err := s.Reconcile(ctx, at(time.Hour), at(2*time.Hour), at(2*time.Hour)); err != nil || len(r.Contradicted) != 0 {
+		t.Fatalf("another window: Contradicted = %+v, %v", r.Contradicted, err)
+	}
 }
 
 func testRecordReference(t *testing.T, s billing.Store) {

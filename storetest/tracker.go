@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,9 @@ import (
 // report each outcome exactly once and lose none. Each scenario runs once on each wire
 // the sandbox speaks (the soak on the provider's with fewer movements). A backlog of
 // outcomes whose reports take longer than a third of their lease, on two instances, is
-// reported once each. newStore returns an empty store for one subtest; its instances
+// reported once each. Callbacks the status check contradicts (a failure copy of a
+// paid payout, a success claiming a hundred times its amount) settle nothing, and with
+// a store that records them Reconcile lists their movements. newStore returns an empty store for one subtest; its instances
 // share it.
 func RunTracker(t *testing.T, newStore func(t *testing.T) billing.Store) {
 	t.Run("ReportBacklogPastItsLease", func(t *testing.T) { testReportBacklog(t, newStore(t)) })
@@ -39,6 +42,7 @@ func RunTracker(t *testing.T, newStore func(t *testing.T) billing.Store) {
 			t.Run("DeadInstanceIsResumed", func(t *testing.T) { testDeadInstanceResumed(t, newStore(t), wire) })
 			t.Run("ThreeInstancesReportEachOutcomeOnce", func(t *testing.T) { manyInstances(t, newStore(t), wire, 3, movements) })
 			t.Run("CheckoutSurvivesARestart", func(t *testing.T) { testCheckoutAcrossARestart(t, newStore(t), wire) })
+			t.Run("ForgedCallbacksAreReconciled", func(t *testing.T) { testForgedCallbacksReconciled(t, newStore(t), wire) })
 		})
 	}
 }
@@ -204,6 +208,53 @@ func testAwaitAcrossInstances(t *testing.T, store billing.Store, wire billingtes
 	cbs, err := store.Callbacks(ctx, key)
 	if err != nil || len(cbs) != 1 || !strings.Contains(string(cbs[0].Body), "acrossInstances1") {
 		t.Fatalf("the callback's raw body was not kept for audit: %+v, %v", cbs, err)
+	}
+}
+
+// testForgedCallbacksReconciled: the sandbox delivers, beside each genuine callback, a
+// copy the status check contradicts (a failure claimed of a paid payout, a success
+// claimed for a hundred times its amount). Each payout is settled by the truth and
+// reported once, and Reconcile lists both as contradicted, never as disagreed.
+func testForgedCallbacksReconciled(t *testing.T, store billing.Store, wire billingtest.Wire) {
+	if _, ok := store.(storekit.ContradictionRecorder); !ok {
+		t.Skip("the store records no contradicted callbacks (storekit.ContradictionRecorder is optional)")
+	}
+	c := newCluster(t, store, wire)
+	in := c.start(true)
+	ctx := context.Background()
+	start := c.srv.Now()
+	faults := map[string]billingtest.CallbackFaultKind{"forgedSend1": billingtest.CallbackContradicted, "forgedSend2": billingtest.CallbackForgedAmount}
+	for ref, kind := range faults {
+		c.srv.InjectCallbackFault(billingtest.CallbackFault{Kind: kind, Reference: ref})
+		if _, err := in.tracker.Send(ctx, sendParams(ref, "233201234567", in.callbackURL)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	contradicted := func() []string {
+		r, err := in.tracker.Reconcile(ctx, start.Add(-time.Hour), c.srv.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Disagreed) != 0 {
+			t.Fatalf("Disagreed = %+v: the store's outcome never met a forgery", r.Disagreed)
+		}
+		var refs []string
+		for _, x := range r.Contradicted {
+			refs = append(refs, x.Key.ClientReference)
+		}
+		return sorted(refs)
+	}
+	want := []string{"forgedSend1", "forgedSend2"}
+	c.advanceUntil(time.Second, 120, func() bool {
+		return len(c.reports("forgedSend1")) > 0 && len(c.reports("forgedSend2")) > 0 && slices.Equal(contradicted(), want)
+	})
+	for ref, kind := range faults {
+		if got := c.reports(ref); len(got) != 1 || !got[0].Succeeded() {
+			t.Fatalf("%s (%s): reported %d time(s), want once, succeeded: %+v", ref, kind, len(got), got)
+		}
+	}
+	if got := contradicted(); !slices.Equal(got, want) {
+		t.Fatalf("Contradicted = %v, want %v", got, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -140,6 +141,13 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 		WHERE client_reference IN ('pgok', 'pgsilent') AND reported_at IS NOT NULL`)
 	waitFor(t, ownerDB, "pgunrep's report tried", `SELECT report_attempts > 0 FROM billing_movements WHERE client_reference = 'pgunrep'`)
 	waitFor(t, ownerDB, "pgover checked", `SELECT checks > 0 FROM billing_movements WHERE client_reference = 'pgover'`)
+	// A forged failure of the paid pgok: the status check contradicts it, so it is refused
+	// and listed as contradicted.
+	forged := `{"ResponseCode":"2001","Message":"failed","Data":{"ClientReference":"pgok","Amount":25.00,"TransactionId":"forged","PaymentDate":"2025-01-01T00:00:00Z"}}`
+	resp, err := http.Post(callbacks.URL, "application/json", strings.NewReader(forged))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	cancel() // nothing writes from here on: Run's retries would change the rows compared below
 	<-runDone
 	var before string
@@ -188,9 +196,14 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 	assert.Equal(t, "pgsilent", page.StatusCheckOnly[0].ClientReference)
 	assert.True(t, page.StatusCheckOnly[0].ByStatusCheck)
 	assert.Empty(t, page.Disagreed)
+	require.Len(t, page.Contradicted, 1)
+	assert.Equal(t, "pgok", page.Contradicted[0].ClientReference)
+	assert.Equal(t, "failed", page.Contradicted[0].Claimed)
+	assert.Equal(t, 1, page.Contradicted[0].Count)
 	stdout, stderr, code = billingOnce(t, "reconcile", "--database-url", databaseURL, "--from", "1h")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "page 1: 1 overdue, 0 disagreed, 1 status-check only")
+	assert.Contains(t, stdout, "page 1: 1 overdue, 0 disagreed, 1 status-check only, 1 contradicted")
+	assert.Regexp(t, `transaction\s+pgok\s+failed\s+\S+\s+\S+\s+1\n`, stdout)
 	assert.Regexp(t, `receive\s+pgsilent\s+succeeded\s+0000\s+GHS 25\.00\s+status_check`, stdout)
 	assert.Contains(t, stdout, "1 page(s)")
 

@@ -17,7 +17,19 @@ type reconcilePage struct {
 	Overdue         []overdueMovement `json:"overdue"`
 	Disagreed       []settledMovement `json:"disagreed"`
 	StatusCheckOnly []settledMovement `json:"statusCheckOnly"`
+	Contradicted    []contradicted    `json:"contradicted"`
 	Truncated       bool              `json:"truncated"`
+}
+
+// contradicted is the record of the callbacks of a movement that the status check
+// contradicted (billing.Contradiction), without the body, which may name the payer.
+type contradicted struct {
+	Callback        string    `json:"callback"`
+	ClientReference string    `json:"clientReference"`
+	Claimed         string    `json:"claimed"`
+	At              time.Time `json:"at"`
+	LastAt          time.Time `json:"lastAt"`
+	Count           int       `json:"count"`
 }
 
 // overdueMovement is a movement still unsettled past its callback deadline.
@@ -50,7 +62,8 @@ func runReconcile(ctx context.Context, e *env, args []string) error {
 Prints the reconciliation of the movements a Tracker kept in PostgreSQL (pgstore) started in
 [--from, --to), page by page (Tracker.ReconcilePages): overdue (unsettled past their callback
 deadline), disagreed (callback and status check said different final states: look at them),
-status-check only (no callback came: check your callback URL). It only reads, in read-only
+status-check only (no callback came: check your callback URL), contradicted (a callback the
+status check contradicted was refused: a forged or stale claim). It only reads, in read-only
 transactions, and works with the application role pgstore documents.`)
 	databaseURL := addDatabaseFlag(fs, e)
 	fromText := fs.String("from", "24h", "start of the window: an RFC 3339 time, a date, or a duration ago")
@@ -115,7 +128,8 @@ transactions, and works with the application role pgstore documents.`)
 }
 
 func pageOf(n int, r billing.Reconciliation) reconcilePage {
-	page := reconcilePage{Page: n, Truncated: r.Truncated, Overdue: []overdueMovement{}, Disagreed: []settledMovement{}, StatusCheckOnly: []settledMovement{}}
+	page := reconcilePage{Page: n, Truncated: r.Truncated, Overdue: []overdueMovement{}, Disagreed: []settledMovement{}, StatusCheckOnly: []settledMovement{},
+		Contradicted: []contradicted{}}
 	for _, m := range r.Overdue {
 		page.Overdue = append(page.Overdue, overdueMovement{Kind: string(m.Kind), ClientReference: m.ClientReference, Amount: m.Amount,
 			Currency: m.Currency, StartedAt: m.StartedAt.UTC(), Deadline: m.Deadline.UTC(), Checks: m.Checks})
@@ -136,11 +150,16 @@ func pageOf(n int, r billing.Reconciliation) reconcilePage {
 	for _, s := range r.StatusCheckOnly {
 		page.StatusCheckOnly = append(page.StatusCheckOnly, settled(s))
 	}
+	for _, c := range r.Contradicted {
+		page.Contradicted = append(page.Contradicted, contradicted{Callback: string(c.Key.Callback), ClientReference: c.Key.ClientReference,
+			Claimed: string(c.Claimed), At: c.At.UTC(), LastAt: c.LastAt.UTC(), Count: c.Count})
+	}
 	return page
 }
 
 func printPage(w io.Writer, p reconcilePage) {
-	fmt.Fprintf(w, "page %d: %d overdue, %d disagreed, %d status-check only", p.Page, len(p.Overdue), len(p.Disagreed), len(p.StatusCheckOnly))
+	fmt.Fprintf(w, "page %d: %d overdue, %d disagreed, %d status-check only, %d contradicted", p.Page, len(p.Overdue), len(p.Disagreed),
+		len(p.StatusCheckOnly), len(p.Contradicted))
 	if p.Truncated {
 		fmt.Fprint(w, " (truncated: more than 1,000 of one list started within one microsecond)")
 	}
@@ -174,6 +193,16 @@ func printPage(w io.Writer, p reconcilePage) {
 				reported = s.ReportedAt.Format(time.RFC3339)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Kind, s.ClientReference, s.State, dash(s.Code), money(s.Amount, s.Currency), s.Source, reported)
+		}
+		_ = tw.Flush()
+	}
+	if len(p.Contradicted) > 0 {
+		fmt.Fprintln(w, "contradicted: a callback the status check contradicted was refused (a forged or stale claim: look at them)")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CALLBACK\tREFERENCE\tCLAIMED\tFIRST\tLAST\tCOUNT")
+		for _, c := range p.Contradicted {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\n", c.Callback, c.ClientReference, c.Claimed,
+				c.At.Format(time.RFC3339), c.LastAt.Format(time.RFC3339), c.Count)
 		}
 		_ = tw.Flush()
 	}
