@@ -87,17 +87,24 @@ listen on an address it reaches and give --public-url.`)
 	}()
 
 	ctl := conn.ctl()
-	if err := ctl.SetForwardTarget(ctx, target); err != nil {
-		return fmt.Errorf("registering with the sandbox at %s: %w", conn.url, err)
-	}
-	defer func() {
+	unregister := func() {
 		// Unregister, unless another listener took over meanwhile.
 		cleanupCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if current, err := ctl.ForwardTarget(cleanupCtx); err == nil && current == target {
 			_ = ctl.ClearForwardTarget(cleanupCtx)
 		}
-	}()
+	}
+	if err := ctl.SetForwardTarget(ctx, target); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while registering: the sandbox may have taken the target before its
+			// answer was read, so give it back, and stop as cleanly as after registering.
+			unregister()
+			return nil
+		}
+		return fmt.Errorf("registering with the sandbox at %s: %w", conn.url, err)
+	}
+	defer unregister()
 	banner := e.stdout
 	if *asJSON {
 		banner = e.stderr // stdout holds only the JSON lines
