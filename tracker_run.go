@@ -320,12 +320,39 @@ func (r *reporter) wait() { r.wg.Wait() }
 // lost those the store says another owner holds. It returns a function that stops it
 // and waits for it.
 func (t *Tracker) renewReports(ctx context.Context, r *reporter, renew func(ctx context.Context, id, owner string, until time.Time) error) (stop func()) {
+	return t.everyThirdOfALease(ctx, "the report lease renewal of Run", func(until time.Time) bool {
+		var each sync.WaitGroup
+		for id, c := range r.held() {
+			if c.isLost() {
+				continue
+			}
+			each.Add(1)
+			go func() {
+				defer each.Done()
+				defer t.recoverPanic("a report lease renewal of Run")
+				switch err := renew(ctx, id, t.opts.Owner, until); {
+				case err == nil:
+					r.renewed(c, until)
+				case errors.Is(err, errLeaseLost):
+					c.lose() // the report, or its recording, learns it too
+				}
+			}()
+		}
+		each.Wait()
+		return true
+	})
+}
+
+// everyThirdOfALease calls step with the end of a new lease every third of a lease, on
+// the Clock, until stop is called, ctx ends or step returns false; name says what it
+// renews in the log of a recovered panic. stop waits for the last step to end.
+func (t *Tracker) everyThirdOfALease(ctx context.Context, name string, step func(until time.Time) bool) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer t.recoverPanic("the report lease renewal of Run")
+		defer t.recoverPanic(name)
 		for {
 			select {
 			case <-done:
@@ -339,25 +366,9 @@ func (t *Tracker) renewReports(ctx context.Context, r *reporter, renew func(ctx 
 				return
 			default:
 			}
-			until := t.opts.Clock.Now().Add(t.opts.Lease)
-			var each sync.WaitGroup
-			for id, c := range r.held() {
-				if c.isLost() {
-					continue
-				}
-				each.Add(1)
-				go func() {
-					defer each.Done()
-					defer t.recoverPanic("a report lease renewal of Run")
-					switch err := renew(ctx, id, t.opts.Owner, until); {
-					case err == nil:
-						r.renewed(c, until)
-					case errors.Is(err, errLeaseLost):
-						c.lose() // the report, or its recording, learns it too
-					}
-				}()
+			if !step(t.opts.Clock.Now().Add(t.opts.Lease)) {
+				return
 			}
-			each.Wait()
 		}
 	}()
 	return func() { close(done); wg.Wait() }
@@ -432,33 +443,15 @@ func (t *Tracker) holdClaim(ctx context.Context, key MovementKey) (stop func()) 
 // renewal stops); any other error is tried again at the next renewal, each bounded by
 // StoreTimeout.
 func (t *Tracker) hold(ctx context.Context, renew func(ctx context.Context, until time.Time) error) (stop func(), lost <-chan struct{}) {
-	done := make(chan struct{})
 	lostCh := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer t.recoverPanic("a lease renewal of Run")
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.opts.Clock.After(t.opts.Lease / 3):
-			}
-			select {
-			case <-done: // a clock that wakes every waiter may wake this one after stop
-				return
-			default:
-			}
-			if err := renew(ctx, t.opts.Clock.Now().Add(t.opts.Lease)); errors.Is(err, errLeaseLost) {
-				close(lostCh)
-				return // the settle, reschedule or report that follows learns it too
-			}
+	stop = t.everyThirdOfALease(ctx, "a lease renewal of Run", func(until time.Time) bool {
+		if err := renew(ctx, until); errors.Is(err, errLeaseLost) {
+			close(lostCh)
+			return false // the settle, reschedule or report that follows learns it too
 		}
-	}()
-	return func() { close(done); wg.Wait() }, lostCh
+		return true
+	})
+	return stop, lostCh
 }
 
 // reportLease is how long a claim of ClaimUnreported lasts: Lease, renewed while the
