@@ -49,31 +49,13 @@ var (
 // inline code spans of its prose that run a program.
 func readmeCommands(t *testing.T) (block []readmeCommand, prose []string) {
 	t.Helper()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder // the prose, fenced blocks left out
-	fence := ""
-	for sc := bufio.NewScanner(bytes.NewReader(readme)); sc.Scan(); {
-		line := sc.Text()
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case fence == "" && strings.HasPrefix(trimmed, "```"):
-			fence = strings.TrimPrefix(trimmed, "```")
-			if fence == "" {
-				fence = "text"
-			}
-		case fence != "" && trimmed == "```":
-			fence = ""
-		case fence == "sh" && strings.Contains(line, "go run"):
-			command, comment, _ := strings.Cut(line, " # ")
-			block = append(block, readmeCommand{line: line, command: strings.TrimSpace(command), comment: strings.TrimSpace(comment)})
-		case fence == "":
-			text.WriteString(line + "\n")
+	shLines, text := scanReadme(t)
+	for _, line := range shLines {
+		if strings.Contains(line, "go run") {
+			block = append(block, commandOf(line))
 		}
 	}
-	for _, m := range inlineCode.FindAllStringSubmatch(text.String(), -1) {
+	for _, m := range inlineCode.FindAllStringSubmatch(text, -1) {
 		if span := strings.Join(strings.Fields(m[1]), " "); strings.Contains(span, "go run") {
 			prose = append(prose, span)
 		}
@@ -85,11 +67,25 @@ func readmeCommands(t *testing.T) (block []readmeCommand, prose []string) {
 // command, in order.
 func readmeBillingSession(t *testing.T) []readmeCommand {
 	t.Helper()
+	shLines, _ := scanReadme(t)
+	var session []readmeCommand
+	for _, line := range shLines {
+		if strings.HasPrefix(strings.TrimSpace(line), "billing ") {
+			session = append(session, commandOf(line))
+		}
+	}
+	return session
+}
+
+// scanReadme returns the lines of the README's sh blocks, in order, and its prose: the
+// text outside every fenced block.
+func scanReadme(t *testing.T) (shLines []string, prose string) {
+	t.Helper()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var session []readmeCommand
+	var text strings.Builder
 	fence := ""
 	for sc := bufio.NewScanner(bytes.NewReader(readme)); sc.Scan(); {
 		line := sc.Text()
@@ -102,12 +98,19 @@ func readmeBillingSession(t *testing.T) []readmeCommand {
 			}
 		case fence != "" && trimmed == "```":
 			fence = ""
-		case fence == "sh" && strings.HasPrefix(trimmed, "billing "):
-			command, comment, _ := strings.Cut(line, " # ")
-			session = append(session, readmeCommand{line: line, command: strings.TrimSpace(command), comment: strings.TrimSpace(comment)})
+		case fence == "sh":
+			shLines = append(shLines, line)
+		case fence == "":
+			text.WriteString(line + "\n")
 		}
 	}
-	return session
+	return shLines, text.String()
+}
+
+// commandOf splits an sh line into its command and its comment.
+func commandOf(line string) readmeCommand {
+	command, comment, _ := strings.Cut(line, " # ")
+	return readmeCommand{line: line, command: strings.TrimSpace(command), comment: strings.TrimSpace(comment)}
 }
 
 func TestReadmeNamesOnlyCommandsItsBlocksHold(t *testing.T) {
