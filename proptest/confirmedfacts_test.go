@@ -2,11 +2,9 @@ package proptest_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,16 +31,7 @@ import (
 //     FAILED, each in the type of its state;
 //   - never an event for a session the sandbox does not hold.
 func TestConfirmedFactsOnce(t *testing.T) {
-	seedFlag := flag.Lookup("rapid.seed")
-	if seedFlag != nil && seedFlag.Value.String() == "0" {
-		// rapid draws a seed it does not show; choose it here so every run names it.
-		seed := uint64(time.Now().UnixNano())
-		if err := flag.Set("rapid.seed", strconv.FormatUint(seed, 10)); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = flag.Set("rapid.seed", "0") })
-	}
-	t.Logf("seed %s (run again with -rapid.seed=%s)", seedFlag.Value, seedFlag.Value)
+	nameSeed(t)
 	var checks, deliveries, passed atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		f := newFactsWorld(rt)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,16 +45,7 @@ import (
 // and, once time has run on after the last step, that every movement the sandbox
 // resolved was reported.
 func TestMoneyTruth(t *testing.T) {
-	seedFlag := flag.Lookup("rapid.seed")
-	if seedFlag != nil && seedFlag.Value.String() == "0" {
-		// rapid draws a seed it does not show; choose it here so every run names it.
-		seed := uint64(time.Now().UnixNano())
-		if err := flag.Set("rapid.seed", strconv.FormatUint(seed, 10)); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = flag.Set("rapid.seed", "0") })
-	}
-	t.Logf("seed %s (run again with -rapid.seed=%s)", seedFlag.Value, seedFlag.Value)
+	nameSeed(t)
 	var checks, steps, forgetting, refused atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(rt)
