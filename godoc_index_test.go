@@ -59,7 +59,7 @@ func TestGodocIndexHoldsNoImplementerNames(t *testing.T) {
 	for _, name := range []string{"MergeOutcome", "ValidateClaim", "ValidateOwner", "MaxClaim", "ErrLeaseLost",
 		"CallbackEntryBeginner", "ReportLeaseRenewer",
 		"Store", "Settlement", "CallbackClaim", "CallbackClaimed", "CallbackInFlight", "CallbackHandled", "Entry", "Movement",
-		"MovementKey", "KeyOf", "EventKey", "Callback", "MemoryStoreOptions", "NewMemoryStoreWithOptions", "ErrStoreFull"} {
+		"MovementKey", "KeyOf", "EventKey", "Callback", "Contradiction", "MemoryStoreOptions", "NewMemoryStoreWithOptions", "ErrStoreFull"} {
 		if index[name] {
 			t.Errorf("billing's godoc index names %s, a store implementer's name: it belongs in package storekit", name)
 		}

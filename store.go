@@ -43,12 +43,6 @@ var ErrNotTracked = storekit.ErrNotTracked
 // contradicted, each list bounded. Its records are the store's (package storekit).
 type Reconciliation = storekit.Reconciliation
 
-// Contradiction is the record of the callbacks of one movement the status check
-// contradicted, as Reconciliation.Contradicted lists it.
-//
-// Deprecated: it is storekit.Contradiction, a store's record; read it there.
-type Contradiction = storekit.Contradiction
-
 // errLeaseLost is storekit.ErrLeaseLost: a store call made under a claim the caller no
 // longer holds. The caller drops the work; the claim's holder does it.
 var errLeaseLost = storekit.ErrLeaseLost
