@@ -32,7 +32,7 @@ func refused(status int, format string, args ...any) confirmation {
 
 // trackedLookup reads what a Tracker's store knows of a movement; nil for a handler
 // that tracks nothing.
-type trackedLookup func(ctx context.Context, key MovementKey) (Entry, error)
+type trackedLookup func(ctx context.Context, key movementKey) (entry, error)
 
 // movementCallback is a callback of a money movement or a mandate: it can say what it
 // claims beyond its state, to be compared with the status check.
@@ -70,9 +70,9 @@ func confirmEvent(ctx context.Context, c *Client, lookup trackedLookup, ev Event
 // outcome by the kind's row; nothing of ev is in it.
 func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev movementCallback) confirmation {
 	kinds, _ := callbackKinds(ev.Kind())
-	m := Movement{ClientReference: ev.Reference()}
+	m := movement{ClientReference: ev.Reference()}
 	if lookup != nil {
-		e, err := lookup(ctx, EventKey(ev))
+		e, err := lookup(ctx, eventKey(ev))
 		if err != nil {
 			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
 		}
@@ -164,7 +164,7 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 	}
 	o.State = o.stateOf(p)
 	o.Kind, o.ClientReference, o.Source = KindCheckout, clientReference, SourceCallback
-	if key, err := KeyOf(KindCheckout, clientReference); err == nil && lookup != nil {
+	if key, err := keyOf(KindCheckout, clientReference); err == nil && lookup != nil {
 		e, err := lookup(ctx, key)
 		if err != nil {
 			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
@@ -222,16 +222,6 @@ func withClaim(ctx context.Context, claim UnconfirmedClaim) context.Context {
 func UnconfirmedClaimFrom(ctx context.Context) (UnconfirmedClaim, bool) {
 	claim, ok := ctx.Value(claimKey{}).(UnconfirmedClaim)
 	return claim, ok
-}
-
-// Claim returns the callback kept for audit as the unconfirmed claim it is: its body
-// parsed again (Event nil when it parses as no event).
-func (c Callback) Claim() UnconfirmedClaim {
-	ev, err := ParseEvent(c.Body)
-	if err != nil {
-		ev = nil
-	}
-	return UnconfirmedClaim{Event: ev, Body: c.Body}
 }
 
 func (c *TransactionCallback) claimed() (int64, string) {

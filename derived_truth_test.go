@@ -18,7 +18,7 @@ import (
 // reference its answer names: for tests of the wire reading alone, whose fixtures name
 // their own references.
 func readStatus(c *Client, kind Kind, ref string) (*Outcome, error) {
-	return movements[kind].status(context.Background(), c, Movement{Kind: kind, ClientReference: ref})
+	return movements[kind].status(context.Background(), c, movement{Kind: kind, ClientReference: ref})
 }
 
 // statusReferenceField matches the fields a status check names its movement by.
@@ -178,7 +178,7 @@ func TestForgedFieldsNeverReachMerchantCode(t *testing.T) {
 				if post(t, tr.Handler(), forged).Code != http.StatusOK {
 					continue
 				}
-				e, err := tr.Store().Get(context.Background(), EventKey(claim))
+				e, err := tr.store.Get(context.Background(), eventKey(claim))
 				require.NoError(t, err)
 				if e.Final != nil {
 					got := settledOutcome(e.Final, wantOutcome.Kind)
@@ -195,11 +195,11 @@ func TestForgedFieldsNeverReachMerchantCode(t *testing.T) {
 // under the client reference the service's payment names.
 func awaitSettled(t *testing.T, tr *Tracker, claim Event) *Outcome {
 	t.Helper()
-	key := EventKey(claim)
+	key := eventKey(claim)
 	if key.Callback == EventKindPaymentSucceeded {
 		return nil // an untracked checkout settles nothing: see the checkout tests
 	}
-	e, err := tr.Store().Get(context.Background(), key)
+	e, err := tr.store.Get(context.Background(), key)
 	require.NoError(t, err)
 	require.NotNil(t, e.Final, "the genuine callback settles")
 	o := settledOutcome(e.Final, e.Final.Outcome.Kind)

@@ -64,8 +64,8 @@ func TestTrackerSendNotFailedByContradiction(t *testing.T) {
 			mock.RegisterResponder(http.MethodPost, mockBaseURL+"/v1/payments/send", httpmock.NewStringResponder(http.StatusOK, body))
 			_, err := tr.Send(ctx(), validSend())
 			require.ErrorIs(t, err, ErrOutcomeUnknown)
-			key, _ := KeyOf(KindSend, validSend().ClientReference)
-			e, err := tr.Store().Get(ctx(), key)
+			key, _ := keyOf(KindSend, validSend().ClientReference)
+			e, err := tr.store.Get(ctx(), key)
 			require.NoError(t, err)
 			assert.True(t, e.Tracked)
 			assert.Nil(t, e.Final, "nothing is settled on a contradiction")
@@ -588,7 +588,7 @@ func BenchmarkInboundGate(b *testing.B) {
 
 // statusAnswers are recorded status checks of every kind, both wires, with the movement
 // each answers about.
-var statusAnswers = map[string]Movement{
+var statusAnswers = map[string]movement{
 	"confirm/receive_status_order1042.json":            {Kind: KindReceive, ClientReference: "order1042"},
 	"confirm/charge_status_debitMarch2025.json":        {Kind: KindDirectDebit, ClientReference: "debitMarch2025"},
 	"confirm/send_status_payout2001.json":              {Kind: KindSend, ClientReference: "payout2001"},

@@ -39,15 +39,15 @@ const (
 	KindCheckout Kind = "checkout"
 )
 
-// movement is one row of the table: what the SDK knows of a kind of money movement.
-type movement struct {
+// kindRules is one row of the table: what the SDK knows of a kind of money kindRules.
+type kindRules struct {
 	// callback is the shape of the kind's callbacks; two kinds share each of the
 	// transaction and payout shapes (receive and direct debit, send and send-to-bank).
 	callback EventKind
 	// status asks the kind's status check about the movement and reads its answer as an
 	// Outcome (Kind, ClientReference, Source and At left to the caller), with named set
 	// to the client reference the answer names, when it names one.
-	status func(ctx context.Context, c *Client, m Movement) (*Outcome, error)
+	status func(ctx context.Context, c *Client, m movement) (*Outcome, error)
 	// event builds the confirmed event of a final outcome from the outcome's own fields:
 	// what the status check and the movement's record say, nothing a callback claimed.
 	event func(o *Outcome) Event
@@ -56,9 +56,9 @@ type movement struct {
 }
 
 // movements is the table, one row a kind.
-var movements = map[Kind]movement{
+var movements = map[Kind]kindRules{
 	KindReceive: {EventKindTransaction, statusOf(
-		func(ctx context.Context, c *Client, m Movement) (*ReceiveTransaction, error) {
+		func(ctx context.Context, c *Client, m movement) (*ReceiveTransaction, error) {
 			return c.Payments.ReceiveStatus(ctx, m.ClientReference)
 		},
 		func(r *ReceiveTransaction) Outcome {
@@ -66,7 +66,7 @@ var movements = map[Kind]movement{
 				Amount: r.Amount, Charges: r.Charges, Currency: r.CurrencyCode, named: r.ClientReference, amountNamed: r.amountNamed}
 		}), transactionEvent, maxClientReference},
 	KindDirectDebit: {EventKindTransaction, statusOf(
-		func(ctx context.Context, c *Client, m Movement) (*DirectDebitTransaction, error) {
+		func(ctx context.Context, c *Client, m movement) (*DirectDebitTransaction, error) {
 			return c.Mandates.ChargeStatus(ctx, m.ClientReference)
 		},
 		func(r *DirectDebitTransaction) Outcome {
@@ -74,7 +74,7 @@ var movements = map[Kind]movement{
 				Amount: int64(r.Amount), Charges: int64(r.Charges), Currency: r.CurrencyCode, named: r.ClientReference, amountNamed: r.amountNamed}
 		}), transactionEvent, maxClientReference},
 	KindSend: {EventKindPayout, statusOf(
-		func(ctx context.Context, c *Client, m Movement) (*SendTransaction, error) {
+		func(ctx context.Context, c *Client, m movement) (*SendTransaction, error) {
 			return c.Payouts.SendStatus(ctx, m.ClientReference)
 		},
 		func(r *SendTransaction) Outcome {
@@ -82,7 +82,7 @@ var movements = map[Kind]movement{
 				Amount: r.Amount, Charges: r.Fees, named: r.ClientReference, amountNamed: r.amountNamed}
 		}), payoutEvent, maxClientReference},
 	KindBankTransfer: {EventKindPayout, statusOf(
-		func(ctx context.Context, c *Client, m Movement) (*BankTransferTransaction, error) {
+		func(ctx context.Context, c *Client, m movement) (*BankTransferTransaction, error) {
 			return c.Payouts.BankTransferStatus(ctx, &BankTransferStatusParams{ClientReference: m.ClientReference})
 		},
 		func(r *BankTransferTransaction) Outcome {
@@ -90,7 +90,7 @@ var movements = map[Kind]movement{
 				Amount: int64(r.Amount), Charges: int64(r.Fees), named: r.ClientReference, amountNamed: r.amountNamed}
 		}), payoutEvent, maxClientReference},
 	KindMandate: {EventKindMandate, statusOf(
-		func(ctx context.Context, c *Client, m Movement) (*Mandate, error) {
+		func(ctx context.Context, c *Client, m movement) (*Mandate, error) {
 			return c.Mandates.Status(ctx, m.ClientReference)
 		},
 		func(m *Mandate) Outcome {
@@ -98,7 +98,7 @@ var movements = map[Kind]movement{
 		}),
 		mandateEvent, maxClientReference},
 	KindCheckout: {EventKindPaymentSucceeded, statusOf(
-		func(ctx context.Context, c *Client, m Movement) (*Payment, error) {
+		func(ctx context.Context, c *Client, m movement) (*Payment, error) {
 			return checkoutRecord(ctx, c, cmp.Or(m.ServiceReference, m.ClientReference))
 		}, paymentOutcome), checkoutEvent, maxServiceReference},
 }
@@ -193,8 +193,8 @@ type statusResult interface {
 
 // statusOf builds a row's status function from its status check and the reading of its
 // result's fields; the state comes from the result's own IsFinal and Succeeded.
-func statusOf[T statusResult](check func(context.Context, *Client, Movement) (T, error), read func(T) Outcome) func(context.Context, *Client, Movement) (*Outcome, error) {
-	return func(ctx context.Context, c *Client, m Movement) (*Outcome, error) {
+func statusOf[T statusResult](check func(context.Context, *Client, movement) (T, error), read func(T) Outcome) func(context.Context, *Client, movement) (*Outcome, error) {
+	return func(ctx context.Context, c *Client, m movement) (*Outcome, error) {
 		r, err := check(ctx, c, m)
 		if err != nil {
 			return nil, err
@@ -264,14 +264,14 @@ var errAnsweredOther = errors.New("billing: the status check answered about anot
 // statusOutcome asks the status check of kind about clientReference and returns what it
 // says as an Outcome (Source SourceStatusCheck, At unset).
 func statusOutcome(ctx context.Context, c *Client, kind Kind, clientReference string) (*Outcome, error) {
-	return movementStatus(ctx, c, Movement{Kind: kind, ClientReference: clientReference})
+	return movementStatus(ctx, c, movement{Kind: kind, ClientReference: clientReference})
 }
 
 // movementStatus asks the status check of m's kind about m and returns what it says as
 // an Outcome (Source SourceStatusCheck, At unset). An answer that names another client
 // reference, or another session than the one m recorded, is errAnsweredOther. A
 // success whose amount or currency differs from what m asked is EventMismatched.
-func movementStatus(ctx context.Context, c *Client, m Movement) (*Outcome, error) {
+func movementStatus(ctx context.Context, c *Client, m movement) (*Outcome, error) {
 	row, ok := movements[m.Kind]
 	if !ok {
 		return nil, invalid("kind", fmt.Sprintf("unknown kind %q", m.Kind))
@@ -296,7 +296,7 @@ func movementStatus(ctx context.Context, c *Client, m Movement) (*Outcome, error
 // compared, zero included; only an absent one (and, for an answer whose reader cannot
 // tell absent from zero, a zero) is not named. A currency the answer does not name
 // (empty) is not compared.
-func (o *Outcome) judge(m Movement) {
+func (o *Outcome) judge(m movement) {
 	if o.State != EventSucceeded {
 		return
 	}
@@ -326,7 +326,7 @@ const (
 // callback, which only prompts the Tracker to ask.
 type Outcome struct {
 	// ID names a final outcome, the same on every instance and in every report of it
-	// (the store's Settlement.ID): dedupe OnOutcome on it. Empty while pending.
+	// (the store's storekit.Settlement.ID): dedupe OnOutcome on it. Empty while pending.
 	ID              string
 	Kind            Kind
 	ClientReference string
@@ -357,7 +357,7 @@ type Outcome struct {
 	// Event, when a callback settled the outcome (Source SourceCallback), is the
 	// confirmed event built from this outcome's fields: the status check's state,
 	// code, amounts and ids, with every field only the callback carried left empty.
-	// What the callback claimed is kept apart for audit (Store.Callbacks,
+	// What the callback claimed is kept apart for audit (storekit.Store.Callbacks,
 	// UnconfirmedClaimFrom).
 	Event Event
 	// At is when the Tracker learned the outcome, by its clock.

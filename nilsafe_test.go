@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // contextCalls lists, by reflection, every exported method that takes a context first:
@@ -97,8 +99,8 @@ func TestNilContextAndNilArgumentsAreErrorsNotPanics(t *testing.T) {
 	assert.Error(t, tr.Deliver(context.Background(), nil))
 	var typedNil *TransactionCallback
 	assert.Error(t, tr.Deliver(context.Background(), typedNil))
-	assert.NotPanics(t, func() { assert.Error(t, EventKey(nil).Validate()) })
-	assert.NotPanics(t, func() { assert.Error(t, EventKey(typedNil).Validate()) })
+	assert.NotPanics(t, func() { assert.Error(t, eventKey(nil).kit().Validate()) })
+	assert.NotPanics(t, func() { assert.Error(t, eventKey(typedNil).kit().Validate()) })
 }
 
 // NewTracker refuses a nil Client at once, instead of a Tracker whose every later call
@@ -143,15 +145,15 @@ func TestRunReturnsAPanicOfItsGoroutinesAsAnError(t *testing.T) {
 // A Store that panics is a failing store call, not a crashed process.
 func TestAPanickingStoreIsAnError(t *testing.T) {
 	c, _ := newMockClient(t)
-	tr := NewTracker(c, TrackerOptions{Store: panickingStore{newMemoryStore(0, 0)}})
+	tr := NewTracker(c, TrackerOptions{Store: panickingStore{NewMemoryStore(0)}})
 	err := tr.Track(ctx(), KindReceive, "ref1")
 	require.ErrorContains(t, err, "recovered a panic in the store's")
 }
 
 // panickingStore panics on every Track.
-type panickingStore struct{ Store }
+type panickingStore struct{ storekit.Store }
 
-func (panickingStore) Track(context.Context, Movement) (Movement, bool, error) {
+func (panickingStore) Track(context.Context, storekit.Movement) (storekit.Movement, bool, error) {
 	panic("store broke")
 }
 

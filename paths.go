@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // This file is the path builder: the one gate every caller-supplied string passes on its
@@ -52,7 +54,7 @@ func unreserved(c byte) bool {
 
 // referenceByte reports whether c may appear in a merchant reference looked up by path:
 // letters, digits, hyphens and underscores (referenceRules).
-func referenceByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '-' || c == '_' }
+func referenceByte(c byte) bool { return storekit.ReferenceByte(c) }
 
 // accountByte reports whether c may appear in an account number: letters and digits.
 func accountByte(c byte) bool { return isLetter(c) || isDigit(c) }

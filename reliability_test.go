@@ -20,6 +20,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // The fault matrix: every money movement under every request fault, every async flow
@@ -681,8 +682,7 @@ func TestFaultMatrixForgedCallbacks(t *testing.T) {
 					}()
 
 					m.srv.Advance(0)
-					key, err := billing.KeyOf(call.kind, ref)
-					require.NoError(t, err)
+					key := storekit.Movement{Kind: string(call.kind), ClientReference: ref}.Key()
 					if f.Kind == billingtest.CallbackForgedFailure {
 						assert.Equal(t, 1, m.srv.CallbackFaultsFired(), "the forgery came while the movement was pending")
 						e, err := m.tracker.Store().Get(ctx, key)

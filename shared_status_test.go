@@ -51,7 +51,7 @@ func kindsOnPath(t *testing.T, path string) []Kind {
 			asked = r.URL.Path
 			return httpmock.NewStringResponse(http.StatusNotFound, `{"success":false,"message":"not found"}`), nil
 		})
-		_, _ = movementStatus(ctx(), c, Movement{Kind: kind, ClientReference: "shared7"})
+		_, _ = movementStatus(ctx(), c, movement{Kind: kind, ClientReference: "shared7"})
 		if asked == strings.Replace(path, "{reference}", "shared7", 1) {
 			out = append(out, kind)
 		}
@@ -97,7 +97,7 @@ func TestSharedStatusPathNeverConfusesKinds(t *testing.T) {
 			mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/payments/"+ref, httpmock.NewBytesResponder(http.StatusOK, body))
 			clock := newFakeClock()
 			tr := NewTracker(c, TrackerOptions{Clock: clock})
-			m := Movement{Kind: kind, ClientReference: ref, StartedAt: clock.Now()}
+			m := movement{Kind: kind, ClientReference: ref, StartedAt: clock.Now()}
 			o, err := movementStatus(ctx(), c, m)
 			given := tr.checkoutGivenUp(m, o, err, clock.Now().Add(tr.opts.CheckoutExpiry+time.Hour))
 			cases++

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // ErrStillPending is matched (errors.Is) by the error of an Await that ended without a
@@ -87,10 +89,10 @@ type TrackerOptions struct {
 	MaxTracked int
 	// MaxBytes caps the bytes the in-memory store holds when Store is nil, whatever
 	// senders put in their callbacks: bodies, events and references (default 64 MiB).
-	// Beyond it reported outcomes are forgotten first; see NewMemoryStoreWithOptions.
+	// Beyond it reported outcomes are forgotten first; see storekit.NewMemoryStore.
 	MaxBytes int
 	// Clock is the time source of every wait (the callback wait, polling, OnOutcome
-	// retries, leases); nil is the wall clock. NewTracker hands it to a Store that takes
+	// retries, leases); nil is the wall clock. NewTracker hands it to a store that takes
 	// one (storekit.ClockUser), as pgstore does.
 	Clock Clock
 	// Logger receives the Tracker's logs: contradictory callbacks, failing status checks,
@@ -99,9 +101,10 @@ type TrackerOptions struct {
 
 	// Store keeps the movements, outcomes and callbacks. Nil is a store in this
 	// process's memory, this Tracker's own, bounded by MaxTracked and MaxBytes. Give every
-	// instance of a server the same shared store (package pgstore) so that a callback on
-	// one resolves an Await on another and a restart forgets nothing.
-	Store Store
+	// instance of a server the same shared store (pgstore.New) so that a callback on one
+	// resolves an Await on another and a restart forgets nothing. Its type is package
+	// storekit's, the package for those who write a store; a merchant passes one.
+	Store storekit.Store
 	// OnOutcome is called by Run for every final outcome of a tracked movement, once
 	// across all the instances sharing Store: at least once, as an error, a panic or a
 	// crash means it is called again later (with backoff), until it returns nil. Dedupe
@@ -218,14 +221,15 @@ func randomOwner() string {
 type Tracker struct {
 	client *Client
 	opts   TrackerOptions
-	store  Store
+	store  *storeGate // every store call passes it
+	kit    storekit.Store
 	// own is true when store is this Tracker's private in-memory store: no other
 	// instance writes to it, so Await need not poll it, and with no OnOutcome its
 	// outcomes count as reported at once, so that it may forget them.
 	own bool
 
 	mu        sync.Mutex
-	watches   map[MovementKey]*keyWatch // keys being awaited in this process
+	watches   map[movementKey]*keyWatch // keys being awaited in this process
 	lastPurge time.Time
 
 	panicked panicNote  // a panic recovered on a goroutine of Run, for Run to return
@@ -240,7 +244,7 @@ type keyWatch struct {
 
 // NewTracker returns a Tracker that asks c's status checks. c needs client credentials,
 // and a disbursement account (WithDisbursementAccount) to check bank transfers. It
-// hands opts.Clock to a Store that takes one (storekit.ClockUser).
+// hands opts.Clock to a store that takes one (storekit.ClockUser).
 //
 // NewTracker panics when c is nil, and with the store's error when the store cannot
 // follow opts.Clock (pgstore follows one clock: another Tracker's, or its
@@ -254,16 +258,17 @@ func NewTracker(c *Client, opts TrackerOptions) *Tracker {
 	handClock(opts.Store, opts.Clock)
 	opts = opts.withDefaults()
 	opts.Logger = scrubLogger(opts.Logger, c.scrub)
-	t := &Tracker{client: c, opts: opts, store: boundStore(opts.Store, opts), watches: make(map[MovementKey]*keyWatch)}
-	if t.store == nil {
-		t.store, t.own = newMemoryStore(opts.MaxTracked, opts.MaxBytes), true
+	t := &Tracker{client: c, opts: opts, kit: boundStore(opts.Store, opts), watches: make(map[movementKey]*keyWatch)}
+	if t.kit == nil {
+		t.kit, t.own = storekit.NewMemoryStore(storekit.MemoryStoreOptions{MaxMovements: opts.MaxTracked, MaxBytes: opts.MaxBytes}), true
 	}
+	t.store = gateOf(t.kit)
 	return t
 }
 
-// Store returns the store the Tracker keeps its movements in: TrackerOptions.Store, or
-// its own in-memory one.
-func (t *Tracker) Store() Store { return t.store }
+// Store returns the store the Tracker keeps its movements in: TrackerOptions.Store, each
+// call bounded by StoreTimeout as the Tracker's own are, or its own in-memory one.
+func (t *Tracker) Store() storekit.Store { return t.kit }
 
 // Track records, in the Tracker's store, that the money movement of the given kind and
 // client reference is about to be sent: call it before sending the request (the Send,
@@ -315,15 +320,15 @@ func (t *Tracker) trackSame(ctx context.Context, kind Kind, clientReference stri
 // already under the key then belongs to another movement (this one has not been sent),
 // and tracking is refused before anything is recorded, so that outcome is never
 // reported as this movement's.
-func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, amount Money, sending bool) (Movement, bool, error) {
+func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, amount Money, sending bool) (movement, bool, error) {
 	if ctx == nil {
-		return Movement{}, false, errNilContext()
+		return movement{}, false, errNilContext()
 	}
-	if _, err := KeyOf(kind, clientReference); err != nil {
-		return Movement{}, false, err
+	if _, err := keyOf(kind, clientReference); err != nil {
+		return movement{}, false, err
 	}
 	// refused says why what the key holds is not this movement.
-	refused := func(e Entry) error {
+	refused := func(e entry) error {
 		if err := heldAsOther(e, kind, clientReference); err != nil {
 			return err
 		}
@@ -339,42 +344,42 @@ func (t *Tracker) track(ctx context.Context, kind Kind, clientReference string, 
 		// status check's like one the merchant named.
 		currency = defaultCurrency
 	}
-	mv := t.lost.retry(Movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
+	mv := t.lost.retry(movement{Kind: kind, ClientReference: clientReference, Amount: amount.Amount,
 		Currency: currency, StartedAt: now, Deadline: now.Add(t.opts.CallbackWait), TrackID: newTrackID()})
-	var m Movement
+	var m movement
 	var created bool
-	if trackIt := trackEntry(t.store, sending); trackIt != nil {
+	if trackIt := t.store.trackEntry(sending); trackIt != nil {
 		// The store refuses in the same call what refused does, and says what the key
 		// holds: no read first.
 		e, c, err := trackIt(ctx, mv)
 		if err != nil {
 			t.lost.note(mv, err)
-			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+			return movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 		}
 		if !c {
 			if err := refused(e); err != nil {
-				return Movement{}, false, err
+				return movement{}, false, err
 			}
 		}
 		m, created = e.Movement, c
 	} else {
 		// Asking first keeps a store whose Track refuses nothing safe.
-		key, _ := KeyOf(kind, clientReference)
+		key, _ := keyOf(kind, clientReference)
 		e, err := t.store.Get(ctx, key)
 		if err != nil {
-			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+			return movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 		}
 		if err := refused(e); err != nil {
-			return Movement{}, false, err
+			return movement{}, false, err
 		}
 		if m, created, err = t.store.Track(ctx, mv); err != nil {
 			t.lost.note(mv, err)
-			return Movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
+			return movement{}, false, fmt.Errorf("billing: tracking %s %q: %w", kind, clientReference, err)
 		}
 	}
 	t.purgeOwn(ctx)
 	if !created && m.Kind != kind { // tracked by another instance between the read and Track
-		return Movement{}, false, fmt.Errorf("%w: %q is another movement's", ErrAlreadyTracked, clientReference)
+		return movement{}, false, fmt.Errorf("%w: %q is another movement's", ErrAlreadyTracked, clientReference)
 	}
 	return m, created, nil
 }
@@ -424,7 +429,7 @@ func (t *Tracker) Await(ctx context.Context, kind Kind, clientReference string) 
 	if ctx == nil {
 		return nil, errNilContext()
 	}
-	key, err := KeyOf(kind, clientReference)
+	key, err := keyOf(kind, clientReference)
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +535,7 @@ func minTime(a, b time.Time) time.Time {
 // Await alike: ErrForgotten for a movement forgotten after Retention (even with an
 // outcome kept beside its tombstone since), ErrAlreadyTracked for a movement tracked, or
 // an outcome settled, as another kind sharing its callback. Nil when it may be kind's.
-func heldAsOther(e Entry, kind Kind, clientReference string) error {
+func heldAsOther(e entry, kind Kind, clientReference string) error {
 	switch {
 	case e.Forgotten:
 		return forgottenError(kind, clientReference)
@@ -546,7 +551,7 @@ func heldAsOther(e Entry, kind Kind, clientReference string) error {
 // final outcome when the key holds one of the kind asked, or heldAsOther's error with no
 // outcome: another movement's is never told as the one asked. done is false when Await
 // must wait.
-func awaitAnswer(e Entry, kind Kind, clientReference string) (o *Outcome, done bool, err error) {
+func awaitAnswer(e entry, kind Kind, clientReference string) (o *Outcome, done bool, err error) {
 	if err := heldAsOther(e, kind, clientReference); err != nil {
 		return nil, true, err
 	}
@@ -559,7 +564,7 @@ func awaitAnswer(e Entry, kind Kind, clientReference string) (o *Outcome, done b
 // settledOutcome is the Outcome an Await of kind returns for a settlement, its Event
 // derived from its own fields: whatever a store kept or parsed, nothing of a callback
 // reaches merchant code.
-func settledOutcome(s *Settlement, kind Kind) *Outcome {
+func settledOutcome(s *settlement, kind Kind) *Outcome {
 	o := s.Outcome
 	o.Kind, o.ClientReference, o.ID = cmp.Or(kind, o.Kind), s.Key.ClientReference, s.ID
 	o.Event = derivedEvent(&o, s.Key.Callback)
@@ -671,11 +676,11 @@ func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Cont
 		}
 		o, ev = conf.outcome, conf.truth
 	}
-	key, err := KeyOf(o.Kind, o.ClientReference)
+	key, err := keyOf(o.Kind, o.ClientReference)
 	if o.Kind == KindCheckout {
 		// A checkout is tracked by CreateCheckout; a session no one tracks is the
 		// merchant's own business, for its event handler.
-		var e Entry
+		var e entry
 		if err == nil {
 			if e, err = t.store.Get(ctx, key); err != nil {
 				return fmt.Errorf("billing: reading the tracker's store: %w", err)
@@ -740,11 +745,11 @@ func withLookup(lookup trackedLookup) WebhookOption {
 // settle records a final outcome in the store under its rules of precedence (see
 // mergeOutcome) and wakes this process's Awaits of key. The store is given no Event:
 // the outcome's event is derived from its fields whenever it is read back.
-func (t *Tracker) settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, error) {
+func (t *Tracker) settle(ctx context.Context, key movementKey, o Outcome, body []byte) (settlement, error) {
 	o.Event = nil
 	s, changed, err := t.store.Settle(ctx, key, o, body)
 	if err != nil {
-		return Settlement{}, fmt.Errorf("billing: settling %s %q: %w", key.Callback, key.ClientReference, err)
+		return settlement{}, fmt.Errorf("billing: settling %s %q: %w", key.Callback, key.ClientReference, err)
 	}
 	attrs := []slog.Attr{slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)),
 		slog.String("state", string(o.State)), slog.String("code", string(o.Code))}
@@ -761,7 +766,7 @@ func (t *Tracker) settle(ctx context.Context, key MovementKey, o Outcome, body [
 	if changed && t.own && t.opts.OnOutcome == nil {
 		// Nobody to report to: reported, so that the store may forget it after Retention.
 		if err := t.store.MarkReported(ctx, s.ID, o.At); err != nil {
-			return Settlement{}, err
+			return settlement{}, err
 		}
 	}
 	if changed {
@@ -773,7 +778,7 @@ func (t *Tracker) settle(ctx context.Context, key MovementKey, o Outcome, body [
 }
 
 // watch counts one more Await of key in this process.
-func (t *Tracker) watch(key MovementKey) *keyWatch {
+func (t *Tracker) watch(key movementKey) *keyWatch {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := t.watches[key]
@@ -785,7 +790,7 @@ func (t *Tracker) watch(key MovementKey) *keyWatch {
 	return w
 }
 
-func (t *Tracker) unwatch(key MovementKey, w *keyWatch) {
+func (t *Tracker) unwatch(key movementKey, w *keyWatch) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w.waiters--
@@ -802,7 +807,7 @@ func (t *Tracker) changes(w *keyWatch) <-chan struct{} {
 }
 
 // wake wakes the Awaits of key in this process.
-func (t *Tracker) wake(key MovementKey) {
+func (t *Tracker) wake(key movementKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if w := t.watches[key]; w != nil {

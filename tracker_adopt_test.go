@@ -12,6 +12,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // TestTrackNeverAdoptsAnotherMovementsOutcome: a callback of a movement sent outside the
@@ -62,7 +63,7 @@ func TestASendUnderAReferenceWithAnOutcomeIsRefusedUntracked(t *testing.T) {
 			Description: "first", ClientReference: "ref1", CallbackURL: h.URL})
 		require.NoError(t, err)
 		srv.Advance(time.Second)
-		e, err := tr.Store().Get(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "ref1"})
+		e, err := tr.Store().Get(ctx, storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "ref1"})
 		require.NoError(t, err)
 		require.NotNil(t, e.Final, "the callback settled the untracked reference")
 
@@ -70,7 +71,7 @@ func TestASendUnderAReferenceWithAnOutcomeIsRefusedUntracked(t *testing.T) {
 			Description: "second", ClientReference: "ref1", CallbackURL: h.URL})
 		require.ErrorIs(t, err, billing.ErrAlreadyTracked)
 		assert.Equal(t, 1, srv.Movements("ref1"), "nothing was sent")
-		e, err = tr.Store().Get(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "ref1"})
+		e, err = tr.Store().Get(ctx, storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "ref1"})
 		require.NoError(t, err)
 		assert.False(t, e.Tracked, "nothing was tracked")
 		assert.Empty(t, reported, "the other movement's outcome is reported as no order's")

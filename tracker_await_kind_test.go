@@ -30,36 +30,38 @@ func TestAwaitAnswersOnlyForTheKindAsked(t *testing.T) {
 		name string
 		// seed makes the key of ref hold the shape for a movement of kind other; want is
 		// the error Await of another kind (or, for a forgotten key, any kind) matches.
-		seed func(t *testing.T, s Store, other Kind, ref string)
+		seed func(t *testing.T, s *storeGate, other Kind, ref string)
 		want error
 		// anyKind: the shape is no movement of any kind, the other's own included.
 		anyKind bool
 	}
-	settle := func(t *testing.T, s Store, k Kind, ref string, at time.Time) Settlement {
-		key, err := KeyOf(k, ref)
+	settle := func(t *testing.T, s *storeGate, k Kind, ref string, at time.Time) settlement {
+		key, err := keyOf(k, ref)
 		require.NoError(t, err)
 		st, _, err := s.Settle(context.Background(), key, Outcome{Kind: k, State: EventSucceeded,
 			Source: SourceStatusCheck, Amount: 500, Currency: "GHS", TransactionID: "tx-" + ref, At: at}, nil)
 		require.NoError(t, err)
 		return st
 	}
-	track := func(t *testing.T, s Store, k Kind, ref string) {
-		_, _, err := s.Track(context.Background(), Movement{Kind: k, ClientReference: ref, Amount: 500, Currency: "GHS",
+	track := func(t *testing.T, s *storeGate, k Kind, ref string) {
+		_, _, err := s.Track(context.Background(), movement{Kind: k, ClientReference: ref, Amount: 500, Currency: "GHS",
 			StartedAt: t0, Deadline: t0.Add(5 * time.Minute)})
 		require.NoError(t, err)
 	}
 	shapes := []shape{
 		{name: "tracked as another kind, pending", want: ErrAlreadyTracked,
-			seed: func(t *testing.T, s Store, other Kind, ref string) { track(t, s, other, ref) }},
+			seed: func(t *testing.T, s *storeGate, other Kind, ref string) { track(t, s, other, ref) }},
 		{name: "tracked as another kind, settled", want: ErrAlreadyTracked,
-			seed: func(t *testing.T, s Store, other Kind, ref string) {
+			seed: func(t *testing.T, s *storeGate, other Kind, ref string) {
 				track(t, s, other, ref)
 				settle(t, s, other, ref, t0.Add(time.Minute))
 			}},
 		{name: "settled untracked as another kind", want: ErrAlreadyTracked,
-			seed: func(t *testing.T, s Store, other Kind, ref string) { settle(t, s, other, ref, t0.Add(time.Minute)) }},
+			seed: func(t *testing.T, s *storeGate, other Kind, ref string) {
+				settle(t, s, other, ref, t0.Add(time.Minute))
+			}},
 		{name: "forgotten, a later outcome beside its tombstone", want: ErrForgotten, anyKind: true,
-			seed: func(t *testing.T, s Store, other Kind, ref string) {
+			seed: func(t *testing.T, s *storeGate, other Kind, ref string) {
 				ctx := context.Background()
 				track(t, s, other, ref)
 				st := settle(t, s, other, ref, t0.Add(time.Minute))
@@ -74,8 +76,8 @@ func TestAwaitAnswersOnlyForTheKindAsked(t *testing.T) {
 	for _, sh := range shapes {
 		for _, other := range kinds {
 			for _, asked := range kinds {
-				otherKey, _ := KeyOf(other, "r")
-				askedKey, _ := KeyOf(asked, "r")
+				otherKey, _ := keyOf(other, "r")
+				askedKey, _ := keyOf(asked, "r")
 				if otherKey.Callback != askedKey.Callback || (asked == other && !sh.anyKind) {
 					continue // another key, or the movement itself
 				}

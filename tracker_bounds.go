@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // Defaults of TrackerOptions for the deadlines of store and OnOutcome calls.
@@ -31,14 +33,6 @@ const maxAbandonedCalls = 64
 // calls are safe to make again. The error matches context.DeadlineExceeded too.
 var ErrStoreTimeout = errors.New("billing: store call timed out")
 
-// reportLeaseRenewer is storekit.ReportLeaseRenewer: a Store that can extend a claim of
-// ClaimUnreported, which the Tracker renews while OnOutcome runs and while it records
-// the report. With a store that cannot, it claims outcomes for long enough to cover
-// OnOutcomeTimeout and the recording instead.
-type reportLeaseRenewer interface {
-	RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error
-}
-
 // deadlineFunc derives from ctx a context that ends d from now: context.WithTimeout,
 // or in tests a fake clock's.
 type deadlineFunc func(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
@@ -50,7 +44,7 @@ type deadlineFunc func(ctx context.Context, d time.Duration) (context.Context, c
 // matching ErrStoreTimeout, with a warning naming the call. It embeds Store so that a
 // method added to the interface later still compiles, unbounded until listed here.
 type boundedStore struct {
-	Store
+	storekit.Store
 	timeout   time.Duration
 	logger    *slog.Logger
 	deadline  deadlineFunc
@@ -59,7 +53,7 @@ type boundedStore struct {
 
 // boundStore returns s with every call bounded by o.StoreTimeout; nil for nil. A store
 // already bounded (another Tracker's Store) is bounded by o's settings instead.
-func boundStore(s Store, o TrackerOptions) Store {
+func boundStore(s storekit.Store, o TrackerOptions) storekit.Store {
 	if s == nil {
 		return nil
 	}
@@ -70,7 +64,7 @@ func boundStore(s Store, o TrackerOptions) Store {
 }
 
 // unbounded returns the store a boundedStore wraps, or s.
-func unbounded(s Store) Store {
+func unbounded(s storekit.Store) storekit.Store {
 	if b, ok := s.(*boundedStore); ok {
 		return b.Store
 	}
@@ -142,11 +136,11 @@ func none(fn func(context.Context) error) func(context.Context) (struct{}, error
 }
 
 type trackResult struct {
-	m       Movement
+	m       storekit.Movement
 	created bool
 }
 
-func (b *boundedStore) Track(ctx context.Context, m Movement) (Movement, bool, error) {
+func (b *boundedStore) Track(ctx context.Context, m storekit.Movement) (storekit.Movement, bool, error) {
 	r, err := bounded(b, ctx, "Track", func(ctx context.Context) (trackResult, error) {
 		m, created, err := b.Store.Track(ctx, m)
 		return trackResult{m, created}, err
@@ -154,16 +148,16 @@ func (b *boundedStore) Track(ctx context.Context, m Movement) (Movement, bool, e
 	return r.m, r.created, err
 }
 
-func (b *boundedStore) Get(ctx context.Context, key MovementKey) (Entry, error) {
-	return bounded(b, ctx, "Get", func(ctx context.Context) (Entry, error) { return b.Store.Get(ctx, key) })
+func (b *boundedStore) Get(ctx context.Context, key storekit.MovementKey) (storekit.Entry, error) {
+	return bounded(b, ctx, "Get", func(ctx context.Context) (storekit.Entry, error) { return b.Store.Get(ctx, key) })
 }
 
 type settleResult struct {
-	s       Settlement
+	s       storekit.Settlement
 	changed bool
 }
 
-func (b *boundedStore) Settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
+func (b *boundedStore) Settle(ctx context.Context, key storekit.MovementKey, o storekit.Outcome, body []byte) (storekit.Settlement, bool, error) {
 	r, err := bounded(b, ctx, "Settle", func(ctx context.Context) (settleResult, error) {
 		s, changed, err := b.Store.Settle(ctx, key, o, body)
 		return settleResult{s, changed}, err
@@ -171,8 +165,8 @@ func (b *boundedStore) Settle(ctx context.Context, key MovementKey, o Outcome, b
 	return r.s, r.changed, err
 }
 
-func (b *boundedStore) BeginCallback(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
-	return bounded(b, ctx, "BeginCallback", func(ctx context.Context) (CallbackClaim, error) {
+func (b *boundedStore) BeginCallback(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, error) {
+	return bounded(b, ctx, "BeginCallback", func(ctx context.Context) (storekit.CallbackClaim, error) {
 		return b.Store.BeginCallback(ctx, c, owner, leaseUntil)
 	})
 }
@@ -184,39 +178,39 @@ func (b *boundedStore) FinishCallback(ctx context.Context, dedupeKey, owner stri
 	return err
 }
 
-func (b *boundedStore) Callbacks(ctx context.Context, key MovementKey) ([]Callback, error) {
-	return bounded(b, ctx, "Callbacks", func(ctx context.Context) ([]Callback, error) { return b.Store.Callbacks(ctx, key) })
+func (b *boundedStore) Callbacks(ctx context.Context, key storekit.MovementKey) ([]storekit.Callback, error) {
+	return bounded(b, ctx, "Callbacks", func(ctx context.Context) ([]storekit.Callback, error) { return b.Store.Callbacks(ctx, key) })
 }
 
-func (b *boundedStore) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Movement, error) {
-	return bounded(b, ctx, "ClaimDue", func(ctx context.Context) ([]Movement, error) {
+func (b *boundedStore) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Movement, error) {
+	return bounded(b, ctx, "ClaimDue", func(ctx context.Context) ([]storekit.Movement, error) {
 		return b.Store.ClaimDue(ctx, owner, now, leaseUntil, limit)
 	})
 }
 
-func (b *boundedStore) RenewClaim(ctx context.Context, key MovementKey, owner string, leaseUntil time.Time) error {
+func (b *boundedStore) RenewClaim(ctx context.Context, key storekit.MovementKey, owner string, leaseUntil time.Time) error {
 	_, err := bounded(b, ctx, "RenewClaim", none(func(ctx context.Context) error {
 		return b.Store.RenewClaim(ctx, key, owner, leaseUntil)
 	}))
 	return err
 }
 
-func (b *boundedStore) Reschedule(ctx context.Context, key MovementKey, owner string, next time.Time) error {
+func (b *boundedStore) Reschedule(ctx context.Context, key storekit.MovementKey, owner string, next time.Time) error {
 	_, err := bounded(b, ctx, "Reschedule", none(func(ctx context.Context) error {
 		return b.Store.Reschedule(ctx, key, owner, next)
 	}))
 	return err
 }
 
-func (b *boundedStore) ReleaseClaim(ctx context.Context, key MovementKey, owner string) error {
+func (b *boundedStore) ReleaseClaim(ctx context.Context, key storekit.MovementKey, owner string) error {
 	_, err := bounded(b, ctx, "ReleaseClaim", none(func(ctx context.Context) error {
 		return b.Store.ReleaseClaim(ctx, key, owner)
 	}))
 	return err
 }
 
-func (b *boundedStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Settlement, error) {
-	return bounded(b, ctx, "ClaimUnreported", func(ctx context.Context) ([]Settlement, error) {
+func (b *boundedStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Settlement, error) {
+	return bounded(b, ctx, "ClaimUnreported", func(ctx context.Context) ([]storekit.Settlement, error) {
 		return b.Store.ClaimUnreported(ctx, owner, now, leaseUntil, limit)
 	})
 }
@@ -248,8 +242,8 @@ func (b *boundedStore) Pending(ctx context.Context) (int, time.Time, error) {
 	return r.count, r.oldest, err
 }
 
-func (b *boundedStore) Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error) {
-	return bounded(b, ctx, "Reconcile", func(ctx context.Context) (Reconciliation, error) {
+func (b *boundedStore) Reconcile(ctx context.Context, from, to, now time.Time) (storekit.Reconciliation, error) {
+	return bounded(b, ctx, "Reconcile", func(ctx context.Context) (storekit.Reconciliation, error) {
 		return b.Store.Reconcile(ctx, from, to, now)
 	})
 }
@@ -258,19 +252,19 @@ func (b *boundedStore) Purge(ctx context.Context, before time.Time) (int, error)
 	return bounded(b, ctx, "Purge", func(ctx context.Context) (int, error) { return b.Store.Purge(ctx, before) })
 }
 
-func (b *boundedStore) Release(ctx context.Context, key MovementKey, startedAt time.Time) (bool, error) {
+func (b *boundedStore) Release(ctx context.Context, key storekit.MovementKey, startedAt time.Time) (bool, error) {
 	return bounded(b, ctx, "Release", func(ctx context.Context) (bool, error) { return b.Store.Release(ctx, key, startedAt) })
 }
 
-func (b *boundedStore) RecordReference(ctx context.Context, key MovementKey, serviceReference string) (Movement, error) {
-	return bounded(b, ctx, "RecordReference", func(ctx context.Context) (Movement, error) {
+func (b *boundedStore) RecordReference(ctx context.Context, key storekit.MovementKey, serviceReference string) (storekit.Movement, error) {
+	return bounded(b, ctx, "RecordReference", func(ctx context.Context) (storekit.Movement, error) {
 		return b.Store.RecordReference(ctx, key, serviceReference)
 	})
 }
 
 // boundedAs calls fn under s's deadline when s is a boundedStore, and as it is
 // otherwise: the optional interfaces a Store may add are called through it.
-func boundedAs[T any](s Store, ctx context.Context, name string, fn func(context.Context) (T, error)) (T, error) {
+func boundedAs[T any](s storekit.Store, ctx context.Context, name string, fn func(context.Context) (T, error)) (T, error) {
 	if b, ok := s.(*boundedStore); ok {
 		return bounded(b, ctx, name, fn)
 	}
@@ -278,8 +272,8 @@ func boundedAs[T any](s Store, ctx context.Context, name string, fn func(context
 }
 
 // renewReport is s's RenewReport, bounded as s's other calls are; nil when s has none.
-func renewReport(s Store) func(ctx context.Context, id, owner string, leaseUntil time.Time) error {
-	r, ok := unbounded(s).(reportLeaseRenewer)
+func renewReport(s storekit.Store) func(ctx context.Context, id, owner string, leaseUntil time.Time) error {
+	r, ok := unbounded(s).(storekit.ReportLeaseRenewer)
 	if !ok {
 		return nil
 	}
@@ -293,8 +287,8 @@ func renewReport(s Store) func(ctx context.Context, id, owner string, leaseUntil
 
 // trackEntry is s's TrackNew when fresh, else its TrackEntry, bounded as s's other calls
 // are; nil when s has neither (storekit.EntryTracker).
-func trackEntry(s Store, fresh bool) func(ctx context.Context, m Movement) (Entry, bool, error) {
-	t, ok := unbounded(s).(entryTracker)
+func trackEntry(s storekit.Store, fresh bool) func(ctx context.Context, m storekit.Movement) (storekit.Entry, bool, error) {
+	t, ok := unbounded(s).(storekit.EntryTracker)
 	if !ok {
 		return nil
 	}
@@ -303,10 +297,10 @@ func trackEntry(s Store, fresh bool) func(ctx context.Context, m Movement) (Entr
 		call, name = t.TrackNew, "TrackNew"
 	}
 	type result struct {
-		e       Entry
+		e       storekit.Entry
 		created bool
 	}
-	return func(ctx context.Context, m Movement) (Entry, bool, error) {
+	return func(ctx context.Context, m storekit.Movement) (storekit.Entry, bool, error) {
 		r, err := boundedAs(s, ctx, name, func(ctx context.Context) (result, error) {
 			e, created, err := call(ctx, m)
 			return result{e, created}, err
@@ -317,16 +311,16 @@ func trackEntry(s Store, fresh bool) func(ctx context.Context, m Movement) (Entr
 
 // beginCallbackEntry is s's BeginCallbackEntry, bounded as s's other calls are; nil when
 // s has none (storekit.CallbackEntryBeginner).
-func beginCallbackEntry(s Store) func(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
-	cb, ok := unbounded(s).(callbackEntryBeginner)
+func beginCallbackEntry(s storekit.Store) func(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, storekit.Entry, error) {
+	cb, ok := unbounded(s).(storekit.CallbackEntryBeginner)
 	if !ok {
 		return nil
 	}
 	type result struct {
-		claim CallbackClaim
-		e     Entry
+		claim storekit.CallbackClaim
+		e     storekit.Entry
 	}
-	return func(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
+	return func(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, storekit.Entry, error) {
 		r, err := boundedAs(s, ctx, "BeginCallbackEntry", func(ctx context.Context) (result, error) {
 			claim, e, err := cb.BeginCallbackEntry(ctx, c, owner, leaseUntil)
 			return result{claim, e}, err
@@ -337,12 +331,12 @@ func beginCallbackEntry(s Store) func(ctx context.Context, c Callback, owner str
 
 // recordContradiction is s's RecordContradiction, bounded as s's other calls are; nil
 // when s has none (storekit.ContradictionRecorder).
-func recordContradiction(s Store) func(ctx context.Context, c Contradiction) (bool, error) {
-	r, ok := unbounded(s).(contradictionRecorder)
+func recordContradiction(s storekit.Store) func(ctx context.Context, c storekit.Contradiction) (bool, error) {
+	r, ok := unbounded(s).(storekit.ContradictionRecorder)
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, c Contradiction) (bool, error) {
+	return func(ctx context.Context, c storekit.Contradiction) (bool, error) {
 		return boundedAs(s, ctx, "RecordContradiction", func(ctx context.Context) (bool, error) {
 			return r.RecordContradiction(ctx, c)
 		})

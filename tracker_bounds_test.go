@@ -17,6 +17,8 @@ import (
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // fakeDeadlines makes the deadlines of store and OnOutcome calls on a time of its own,
@@ -109,13 +111,13 @@ func waitCond(c *sync.Cond) {
 // ends, as a call on a connection whose other end is gone may. A store of another
 // kind answers through open until calls start hanging.
 type hangStore struct {
-	open    Store
+	open    storekit.Store
 	hanging atomic.Bool
 	release chan struct{}
 	calls   chan string // the name of every call that hangs
 }
 
-func newHangStore(t *testing.T, open Store) *hangStore {
+func newHangStore(t *testing.T, open storekit.Store) *hangStore {
 	h := &hangStore{open: open, release: make(chan struct{}), calls: make(chan string, 1000)}
 	t.Cleanup(func() { close(h.release) })
 	return h
@@ -132,28 +134,28 @@ func (h *hangStore) hang(name string) bool {
 
 var errReleased = errors.New("released at the end of the test")
 
-func (h *hangStore) Track(ctx context.Context, m Movement) (Movement, bool, error) {
+func (h *hangStore) Track(ctx context.Context, m storekit.Movement) (storekit.Movement, bool, error) {
 	if h.hang("Track") {
-		return Movement{}, false, errReleased
+		return storekit.Movement{}, false, errReleased
 	}
 	return h.open.Track(ctx, m)
 }
 
-func (h *hangStore) Get(ctx context.Context, key MovementKey) (Entry, error) {
+func (h *hangStore) Get(ctx context.Context, key storekit.MovementKey) (storekit.Entry, error) {
 	if h.hang("Get") {
-		return Entry{}, errReleased
+		return storekit.Entry{}, errReleased
 	}
 	return h.open.Get(ctx, key)
 }
 
-func (h *hangStore) Settle(ctx context.Context, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
+func (h *hangStore) Settle(ctx context.Context, key storekit.MovementKey, o storekit.Outcome, body []byte) (storekit.Settlement, bool, error) {
 	if h.hang("Settle") {
-		return Settlement{}, false, errReleased
+		return storekit.Settlement{}, false, errReleased
 	}
 	return h.open.Settle(ctx, key, o, body)
 }
 
-func (h *hangStore) BeginCallback(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, error) {
+func (h *hangStore) BeginCallback(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, error) {
 	if h.hang("BeginCallback") {
 		return "", errReleased
 	}
@@ -167,42 +169,42 @@ func (h *hangStore) FinishCallback(ctx context.Context, dedupeKey, owner string,
 	return h.open.FinishCallback(ctx, dedupeKey, owner, handled, now)
 }
 
-func (h *hangStore) Callbacks(ctx context.Context, key MovementKey) ([]Callback, error) {
+func (h *hangStore) Callbacks(ctx context.Context, key storekit.MovementKey) ([]storekit.Callback, error) {
 	if h.hang("Callbacks") {
 		return nil, errReleased
 	}
 	return h.open.Callbacks(ctx, key)
 }
 
-func (h *hangStore) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Movement, error) {
+func (h *hangStore) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Movement, error) {
 	if h.hang("ClaimDue") {
 		return nil, errReleased
 	}
 	return h.open.ClaimDue(ctx, owner, now, leaseUntil, limit)
 }
 
-func (h *hangStore) RenewClaim(ctx context.Context, key MovementKey, owner string, leaseUntil time.Time) error {
+func (h *hangStore) RenewClaim(ctx context.Context, key storekit.MovementKey, owner string, leaseUntil time.Time) error {
 	if h.hang("RenewClaim") {
 		return errReleased
 	}
 	return h.open.RenewClaim(ctx, key, owner, leaseUntil)
 }
 
-func (h *hangStore) Reschedule(ctx context.Context, key MovementKey, owner string, next time.Time) error {
+func (h *hangStore) Reschedule(ctx context.Context, key storekit.MovementKey, owner string, next time.Time) error {
 	if h.hang("Reschedule") {
 		return errReleased
 	}
 	return h.open.Reschedule(ctx, key, owner, next)
 }
 
-func (h *hangStore) ReleaseClaim(ctx context.Context, key MovementKey, owner string) error {
+func (h *hangStore) ReleaseClaim(ctx context.Context, key storekit.MovementKey, owner string) error {
 	if h.hang("ReleaseClaim") {
 		return errReleased
 	}
 	return h.open.ReleaseClaim(ctx, key, owner)
 }
 
-func (h *hangStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Settlement, error) {
+func (h *hangStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Settlement, error) {
 	if h.hang("ClaimUnreported") {
 		return nil, errReleased
 	}
@@ -244,16 +246,16 @@ func (h *hangStore) Purge(ctx context.Context, before time.Time) (int, error) {
 	return h.open.Purge(ctx, before)
 }
 
-func (h *hangStore) Release(ctx context.Context, key MovementKey, startedAt time.Time) (bool, error) {
+func (h *hangStore) Release(ctx context.Context, key storekit.MovementKey, startedAt time.Time) (bool, error) {
 	if h.hang("Release") {
 		return false, errReleased
 	}
 	return h.open.Release(ctx, key, startedAt)
 }
 
-func (h *hangStore) RecordReference(ctx context.Context, key MovementKey, serviceReference string) (Movement, error) {
+func (h *hangStore) RecordReference(ctx context.Context, key storekit.MovementKey, serviceReference string) (storekit.Movement, error) {
 	if h.hang("RecordReference") {
-		return Movement{}, errReleased
+		return storekit.Movement{}, errReleased
 	}
 	return h.open.RecordReference(ctx, key, serviceReference)
 }
@@ -262,7 +264,7 @@ func (h *hangStore) RenewReport(ctx context.Context, id, owner string, leaseUnti
 	if h.hang("RenewReport") {
 		return errReleased
 	}
-	return h.open.(reportLeaseRenewer).RenewReport(ctx, id, owner, leaseUntil)
+	return h.open.(storekit.ReportLeaseRenewer).RenewReport(ctx, id, owner, leaseUntil)
 }
 
 // syncBuffer is a log destination safe for the Tracker's goroutines.
@@ -294,7 +296,7 @@ func TestBoundedStoreBoundsEveryCall(t *testing.T) {
 	deadlines := newFakeDeadlines()
 	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: hang, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
 
-	methods := reflect.TypeFor[Store]()
+	methods := reflect.TypeFor[storekit.Store]()
 	for i := range methods.NumMethod() {
 		m := methods.Method(i)
 		t.Run(m.Name, func(t *testing.T) {
@@ -336,7 +338,7 @@ func TestBoundedStoreCallerCancelAndAbandonedCalls(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { _, err := tr.Store().Get(ctx, MovementKey{}); done <- err }()
+	go func() { _, err := gateOf(tr.Store()).Get(ctx, movementKey{}); done <- err }()
 	<-hang.calls
 	cancel()
 	err := <-done
@@ -363,26 +365,26 @@ func TestBoundedStorePassesAnswers(t *testing.T) {
 	mem := NewMemoryStore(0)
 	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: mem})
 	require.IsType(t, &boundedStore{}, tr.Store())
-	assert.Same(t, mem.(*memoryStore), unbounded(tr.Store()).(*memoryStore))
+	assert.Same(t, mem, unbounded(tr.Store()))
 	again := NewTracker(storeOnlyClient(t), TrackerOptions{Store: tr.Store(), StoreTimeout: time.Second})
-	assert.Same(t, mem.(*memoryStore), again.Store().(*boundedStore).Store.(*memoryStore), "bounded once, with its own settings")
+	assert.Same(t, mem, again.Store().(*boundedStore).Store, "bounded once, with its own settings")
 	assert.Equal(t, time.Second, again.Store().(*boundedStore).timeout)
 
 	ctx := context.Background()
-	m := Movement{Kind: KindSend, ClientReference: "bounded1", StartedAt: time.Now(), Deadline: time.Now()}
-	got, created, err := tr.Store().Track(ctx, m)
+	m := movement{Kind: KindSend, ClientReference: "bounded1", StartedAt: time.Now(), Deadline: time.Now()}
+	got, created, err := gateOf(tr.Store()).Track(ctx, m)
 	require.NoError(t, err)
 	assert.True(t, created)
 	assert.Equal(t, "bounded1", got.ClientReference)
-	_, created, err = tr.Store().Track(ctx, m)
+	_, created, err = gateOf(tr.Store()).Track(ctx, m)
 	require.NoError(t, err)
 	assert.False(t, created)
-	_, _, err = tr.Store().Track(ctx, Movement{})
+	_, _, err = gateOf(tr.Store()).Track(ctx, movement{})
 	var ve *ValidationError
 	assert.ErrorAs(t, err, &ve, "the store's own errors come back as they are")
 
 	own := NewTracker(storeOnlyClient(t), TrackerOptions{})
-	assert.IsType(t, &memoryStore{}, own.Store(), "nothing to bound in the process's memory")
+	assert.NotContains(t, fmt.Sprintf("%T", own.Store()), "boundedStore", "nothing to bound in the process's memory")
 }
 
 // runCase is a Tracker whose store hangs once the test says so, with Run going.
@@ -470,24 +472,24 @@ func TestRunReturnsInTimeWhenTheStoreHangs(t *testing.T) {
 			ctx := context.Background()
 			// One report made at once first: Run then knows its calls are quick, and
 			// claims more outcomes than it has calls.
-			settle := func(ref string) MovementKey {
-				key, _ := KeyOf(KindSend, ref)
-				_, _, err := rc.hang.open.Track(ctx, Movement{Kind: KindSend, ClientReference: key.ClientReference, StartedAt: rc.clock.Now(), Deadline: rc.clock.Now()})
+			settle := func(ref string) movementKey {
+				key, _ := keyOf(KindSend, ref)
+				_, _, err := gateOf(rc.hang.open).Track(ctx, movement{Kind: KindSend, ClientReference: key.ClientReference, StartedAt: rc.clock.Now(), Deadline: rc.clock.Now()})
 				require.NoError(t, err)
-				_, _, err = rc.hang.open.Settle(ctx, key, Outcome{State: EventSucceeded, Source: SourceCallback, At: rc.clock.Now()}, nil)
+				_, _, err = gateOf(rc.hang.open).Settle(ctx, key, Outcome{State: EventSucceeded, Source: SourceCallback, At: rc.clock.Now()}, nil)
 				require.NoError(t, err)
 				return key
 			}
 			quick := settle("quick")
 			rc.run()
-			for e, _ := rc.hang.open.Get(ctx, quick); e.Final.ReportedAt.IsZero(); e, _ = rc.hang.open.Get(ctx, quick) {
+			for e, _ := gateOf(rc.hang.open).Get(ctx, quick); e.Final.ReportedAt.IsZero(); e, _ = gateOf(rc.hang.open).Get(ctx, quick) {
 				time.Sleep(time.Millisecond) // Run reports it on goroutines of its own
 			}
 			for i := range 3 {
-				key, _ := KeyOf(KindSend, fmt.Sprintf("report%d", i))
-				_, _, err := rc.hang.open.Track(ctx, Movement{Kind: KindSend, ClientReference: key.ClientReference, StartedAt: rc.clock.Now(), Deadline: rc.clock.Now()})
+				key, _ := keyOf(KindSend, fmt.Sprintf("report%d", i))
+				_, _, err := gateOf(rc.hang.open).Track(ctx, movement{Kind: KindSend, ClientReference: key.ClientReference, StartedAt: rc.clock.Now(), Deadline: rc.clock.Now()})
 				require.NoError(t, err)
-				_, _, err = rc.hang.open.Settle(ctx, key, Outcome{State: EventSucceeded, Source: SourceCallback, At: rc.clock.Now()}, nil)
+				_, _, err = gateOf(rc.hang.open).Settle(ctx, key, Outcome{State: EventSucceeded, Source: SourceCallback, At: rc.clock.Now()}, nil)
 				require.NoError(t, err)
 			}
 			rc.clock.Advance(DefaultRunInterval) // the next round
@@ -524,7 +526,7 @@ func TestRunReturnsInTimeWhenTheStoreHangs(t *testing.T) {
 // going, and the OnOutcome calls they made, by Outcome.ID.
 type reportCase struct {
 	t      *testing.T
-	store  Store
+	store  storekit.Store
 	clock  *fakeClock
 	mock   *httpmock.MockTransport
 	trs    []*Tracker
@@ -533,7 +535,7 @@ type reportCase struct {
 	called chan string
 }
 
-func newReportCase(t *testing.T, store Store, instances int, opts TrackerOptions, onOutcome func(ctx context.Context, o *Outcome) error) *reportCase {
+func newReportCase(t *testing.T, store storekit.Store, instances int, opts TrackerOptions, onOutcome func(ctx context.Context, o *Outcome) error) *reportCase {
 	c, mock := newMockClient(t, WithDisbursementAccount("2020202"))
 	rc := &reportCase{t: t, store: store, clock: newFakeClock(), mock: mock, calls: map[string]int{}, called: make(chan string, 1000)}
 	for i := range instances {
@@ -562,11 +564,11 @@ func newReportCase(t *testing.T, store Store, instances int, opts TrackerOptions
 // settled stores a success for ref, unreported.
 func (rc *reportCase) settled(ref string) string {
 	ctx := context.Background()
-	key, _ := KeyOf(KindSend, ref)
+	key, _ := keyOf(KindSend, ref)
 	now := rc.clock.Now()
-	_, _, err := unbounded(rc.store).Track(ctx, Movement{Kind: KindSend, ClientReference: ref, StartedAt: now, Deadline: now.Add(time.Hour)})
+	_, _, err := gateOf(unbounded(rc.store)).Track(ctx, movement{Kind: KindSend, ClientReference: ref, StartedAt: now, Deadline: now.Add(time.Hour)})
 	require.NoError(rc.t, err)
-	s, _, err := unbounded(rc.store).Settle(ctx, key, Outcome{State: EventSucceeded, Source: SourceCallback, At: now}, nil)
+	s, _, err := gateOf(unbounded(rc.store)).Settle(ctx, key, Outcome{State: EventSucceeded, Source: SourceCallback, At: now}, nil)
 	require.NoError(rc.t, err)
 	return s.ID
 }
@@ -588,7 +590,7 @@ func (rc *reportCase) advanceUntil(step time.Duration, steps int, done func() bo
 }
 
 func (rc *reportCase) reported(id string) bool {
-	e, err := rc.store.Get(context.Background(), settlementKey(id))
+	e, err := gateOf(rc.store).Get(context.Background(), settlementKey(id))
 	require.NoError(rc.t, err)
 	return e.Final != nil && !e.Final.ReportedAt.IsZero()
 }
@@ -600,15 +602,15 @@ func (rc *reportCase) callsOf(id string) int {
 }
 
 // settlementKey is the key of a KindSend outcome id made by settled.
-func settlementKey(id string) MovementKey {
+func settlementKey(id string) movementKey {
 	parts := strings.SplitN(id, "/", 3)
-	return MovementKey{Callback: EventKind(parts[0]), ClientReference: parts[2]}
+	return movementKey{Callback: EventKind(parts[0]), ClientReference: parts[2]}
 }
 
 // failingMarks is a store whose MarkReported fails its first n calls, after recording
 // the report or before, in turn: a write that failed, or whose answer was lost.
 type failingMarks struct {
-	Store
+	storekit.Store
 	mu    sync.Mutex
 	fails int
 	calls int
@@ -705,7 +707,7 @@ func TestRunASlowOnOutcomeStallsNothing(t *testing.T) {
 				return false
 			}
 		}
-		e, err := rc.store.Get(context.Background(), MovementKey{Callback: EventKindPayout, ClientReference: "payout4075"})
+		e, err := gateOf(rc.store).Get(context.Background(), movementKey{Callback: EventKindPayout, ClientReference: "payout4075"})
 		return err == nil && e.Final != nil
 	})
 	assert.False(t, rc.reported(stuck), "the stuck call is still under way")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billingsdk/billing-go/storekit"
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,7 +110,7 @@ func checkoutTracker(t *testing.T, provider bool, opts TrackerOptions) (*Tracker
 func runDue(t *testing.T, tr *Tracker) {
 	t.Helper()
 	now := tr.opts.Clock.Now()
-	due, err := tr.store.ClaimDue(context.Background(), tr.opts.Owner, now, now.Add(tr.opts.Lease), maxClaim)
+	due, err := tr.store.ClaimDue(context.Background(), tr.opts.Owner, now, now.Add(tr.opts.Lease), storekit.MaxClaim)
 	require.NoError(t, err)
 	for _, m := range due {
 		tr.check(context.Background(), m)
@@ -145,7 +146,7 @@ func TestCheckoutPaidIsSettledByItsWebhook(t *testing.T) {
 		tr, svc, _, _ := checkoutTracker(t, provider, TrackerOptions{})
 		pay, err := tr.CreateCheckout(context.Background(), checkoutParams("order1"))
 		require.NoError(t, err)
-		e, err := tr.Store().Get(context.Background(), mustKey(t, KindCheckout, "order1"))
+		e, err := tr.store.Get(context.Background(), mustKey(t, KindCheckout, "order1"))
 		require.NoError(t, err)
 		assert.Equal(t, pay.Reference, e.Movement.ServiceReference, "the session's reference is recorded")
 		assert.Equal(t, int64(5000), e.Movement.Amount)
@@ -341,7 +342,7 @@ func TestCheckoutInStatsAndReconcile(t *testing.T) {
 	r, err := tr.Reconcile(context.Background(), start, clock.Now())
 	require.NoError(t, err)
 	require.Len(t, r.Overdue, 1)
-	assert.Equal(t, KindCheckout, r.Overdue[0].Kind)
+	assert.Equal(t, string(KindCheckout), r.Overdue[0].Kind)
 
 	_, err = tr.CreateCheckout(context.Background(), &CheckoutParams{Amount: 100})
 	var ve *ValidationError
@@ -349,9 +350,9 @@ func TestCheckoutInStatsAndReconcile(t *testing.T) {
 	assert.Equal(t, "ClientReference", ve.Field)
 }
 
-func mustKey(t *testing.T, kind Kind, ref string) MovementKey {
+func mustKey(t *testing.T, kind Kind, ref string) movementKey {
 	t.Helper()
-	k, err := KeyOf(kind, ref)
+	k, err := keyOf(kind, ref)
 	require.NoError(t, err)
 	return k
 }

@@ -23,8 +23,8 @@ func TestDefaultCurrencyIsCompared(t *testing.T) {
 		o := settledNow(t, tr, KindReceive, "order1042")
 		require.NotNil(t, o)
 		assert.Equal(t, EventMismatched, o.State, "tracked in %q, paid in XOF", currency)
-		key, _ := KeyOf(KindReceive, "order1042")
-		e, err := tr.Store().Get(ctx(), key)
+		key, _ := keyOf(KindReceive, "order1042")
+		e, err := tr.store.Get(ctx(), key)
 		require.NoError(t, err)
 		assert.Equal(t, "GHS", e.Movement.Currency, "the default is stored as the fact it is")
 	}
@@ -37,7 +37,7 @@ func TestMandateFailedWithCodeIsFinal(t *testing.T) {
 	c, mock := newMockClient(t)
 	mock.RegisterResponder(http.MethodGet, mockBaseURL+"/v1/mandates/preapproval/mandate7/status", httpmock.NewStringResponder(http.StatusOK,
 		`{"message":"Preapproval failed","code":"4204","data":{"clientReferenceId":"mandate7","preapprovalStatus":"FAILED","servicePreApprovalId":"sp1"}}`))
-	o, err := movementStatus(ctx(), c, Movement{Kind: KindMandate, ClientReference: "mandate7"})
+	o, err := movementStatus(ctx(), c, movement{Kind: KindMandate, ClientReference: "mandate7"})
 	require.NoError(t, err)
 	assert.Equal(t, EventFailed, o.State)
 	assert.True(t, o.IsFinal())
@@ -81,8 +81,8 @@ func TestForgedCallbackDoesNotPinAnUnsentMovement(t *testing.T) {
 		return nil, ErrNotSent
 	})
 	require.ErrorIs(t, err, ErrNotSent)
-	key, _ := KeyOf(KindSend, "snd1")
-	e, err := tr.Store().Get(ctx(), key)
+	key, _ := keyOf(KindSend, "snd1")
+	e, err := tr.store.Get(ctx(), key)
 	require.NoError(t, err)
 	assert.False(t, e.Tracked, "the movement that never left is released")
 	assert.Nil(t, e.Final)

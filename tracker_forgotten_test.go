@@ -32,7 +32,7 @@ func TestAwaitAfterRetentionSaysForgotten(t *testing.T) {
 	// Past Retention, the next movement purges it.
 	clock.Advance(time.Hour + 2*time.Minute)
 	require.NoError(t, tr.Track(ctx, KindReceive, "ord-next"))
-	e, err := tr.store.Get(ctx, MovementKey{Callback: EventKindTransaction, ClientReference: ref})
+	e, err := tr.store.Get(ctx, movementKey{Callback: EventKindTransaction, ClientReference: ref})
 	require.NoError(t, err)
 	require.True(t, e.Forgotten, "purged after Retention: %+v", e)
 

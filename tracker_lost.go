@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // maxLostTracks bounds the Track calls a Tracker remembers.
@@ -18,7 +20,7 @@ const maxLostTracks = 1024
 // both send; after an answer, it is forgotten.
 type lostTracks struct {
 	mu    sync.Mutex
-	calls map[MovementKey]Movement
+	calls map[movementKey]movement
 }
 
 // newTrackID names a Track call.
@@ -28,7 +30,7 @@ func newTrackID() string {
 
 // retry returns the Track call of m's movement whose answer was lost, taking it, or m
 // when there is none: the same kind, amount and currency.
-func (l *lostTracks) retry(m Movement) Movement {
+func (l *lostTracks) retry(m movement) movement {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := m.Key()
@@ -41,15 +43,15 @@ func (l *lostTracks) retry(m Movement) Movement {
 
 // note remembers m, a Track call that failed with err, unless err says that nothing was
 // stored.
-func (l *lostTracks) note(m Movement, err error) {
+func (l *lostTracks) note(m movement, err error) {
 	var invalid *ValidationError
-	if errors.As(err, &invalid) || errors.Is(err, ErrForgotten) || errors.Is(err, ErrStoreFull) {
+	if errors.As(err, &invalid) || errors.Is(err, ErrForgotten) || errors.Is(err, storekit.ErrStoreFull) {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.calls == nil {
-		l.calls = make(map[MovementKey]Movement)
+		l.calls = make(map[movementKey]movement)
 	}
 	if len(l.calls) >= maxLostTracks {
 		for k := range l.calls { // any one: these are rare

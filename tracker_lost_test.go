@@ -11,23 +11,24 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // answerLostOnce stores the first Track, then answers as if the answer to its commit was
 // lost: the movement is recorded, the caller sees an error.
 type answerLostOnce struct {
-	billing.Store
+	storekit.Store
 	mu   sync.Mutex
 	lost bool
 }
 
-func (s *answerLostOnce) Track(ctx context.Context, m billing.Movement) (billing.Movement, bool, error) {
+func (s *answerLostOnce) Track(ctx context.Context, m storekit.Movement) (storekit.Movement, bool, error) {
 	stored, created, err := s.Store.Track(ctx, m)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil && !s.lost {
 		s.lost = true
-		return billing.Movement{}, false, errors.New("connection reset after COMMIT")
+		return storekit.Movement{}, false, errors.New("connection reset after COMMIT")
 	}
 	return stored, created, err
 }

@@ -27,7 +27,7 @@ func TestASendWhoseConnectionFailedIsNotSentAndReleased(t *testing.T) {
 	err = send()
 	require.ErrorIs(t, err, ErrNotSent)
 	assert.False(t, errors.Is(err, ErrOutcomeUnknown), "nothing reached the service: the outcome is known")
-	e, err := tr.Store().Get(ctx, mustKey(t, KindSend, "never1"))
+	e, err := tr.store.Get(ctx, mustKey(t, KindSend, "never1"))
 	require.NoError(t, err)
 	assert.False(t, e.Tracked, "released: neither pending nor overdue")
 	assert.NotErrorIs(t, send(), ErrAlreadyTracked, "the reference is usable again")

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // ReconcilePages reports every movement of a window however many there are, each once,
@@ -18,11 +20,11 @@ func TestReconcilePagesWalksAWindowOfAnySize(t *testing.T) {
 	tr, _, clock := newTestTracker(t, TrackerOptions{})
 	ctx := context.Background()
 	start := clock.Now()
-	const n = 2*maxClaim + 345
+	const n = 2*storekit.MaxClaim + 345
 	for i := range n {
 		// Several movements share a start, as under load.
 		at := start.Add(time.Duration(i/3) * time.Millisecond)
-		_, _, err := tr.store.Track(ctx, Movement{Kind: KindSend, ClientReference: fmt.Sprintf("rec%05d", i), StartedAt: at, Deadline: at.Add(time.Minute)})
+		_, _, err := tr.store.Track(ctx, movement{Kind: KindSend, ClientReference: fmt.Sprintf("rec%05d", i), StartedAt: at, Deadline: at.Add(time.Minute)})
 		require.NoError(t, err)
 	}
 	clock.Advance(time.Hour)
@@ -30,7 +32,7 @@ func TestReconcilePagesWalksAWindowOfAnySize(t *testing.T) {
 
 	one, err := tr.Reconcile(ctx, from, to)
 	require.NoError(t, err)
-	assert.Len(t, one.Overdue, maxClaim)
+	assert.Len(t, one.Overdue, storekit.MaxClaim)
 	assert.True(t, one.Truncated)
 
 	seen := map[string]bool{}
@@ -40,7 +42,7 @@ func TestReconcilePagesWalksAWindowOfAnySize(t *testing.T) {
 		require.NoError(t, err)
 		pages++
 		assert.False(t, page.Truncated, "page %d cut", pages)
-		assert.LessOrEqual(t, len(page.Overdue), maxClaim)
+		assert.LessOrEqual(t, len(page.Overdue), storekit.MaxClaim)
 		for _, m := range page.Overdue {
 			assert.False(t, seen[m.ClientReference], "%s reported twice", m.ClientReference)
 			seen[m.ClientReference] = true
@@ -67,8 +69,8 @@ func TestReconcilePagesSaysWhatItCannotSplit(t *testing.T) {
 	tr, _, clock := newTestTracker(t, TrackerOptions{})
 	ctx := context.Background()
 	at := clock.Now()
-	for i := range maxClaim + 1 {
-		_, _, err := tr.store.Track(ctx, Movement{Kind: KindSend, ClientReference: fmt.Sprintf("same%05d", i), StartedAt: at, Deadline: at.Add(time.Minute)})
+	for i := range storekit.MaxClaim + 1 {
+		_, _, err := tr.store.Track(ctx, movement{Kind: KindSend, ClientReference: fmt.Sprintf("same%05d", i), StartedAt: at, Deadline: at.Add(time.Minute)})
 		require.NoError(t, err)
 	}
 	clock.Advance(time.Hour)
@@ -77,13 +79,13 @@ func TestReconcilePagesSaysWhatItCannotSplit(t *testing.T) {
 		require.NoError(t, err)
 		if page.Truncated {
 			cut++
-			assert.Len(t, page.Overdue, maxClaim)
+			assert.Len(t, page.Overdue, storekit.MaxClaim)
 		}
 	}
 	assert.Equal(t, 1, cut)
 }
 
-type failingReconcile struct{ Store }
+type failingReconcile struct{ storekit.Store }
 
 func (failingReconcile) Reconcile(context.Context, time.Time, time.Time, time.Time) (Reconciliation, error) {
 	return Reconciliation{}, errors.New("database gone")

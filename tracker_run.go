@@ -38,7 +38,7 @@ func (t *Tracker) Run(ctx context.Context) error {
 	}
 	reports := newReporter(t.opts.ReportConcurrency, t.reportLease())
 	defer reports.wait()
-	if renew := renewReport(t.store); renew != nil {
+	if renew := t.store.renewReport(); renew != nil {
 		stop := t.renewReports(ctx, reports, renew)
 		defer stop()
 	}
@@ -124,7 +124,7 @@ func (t *Tracker) each(ctx context.Context, n int, fn func(i int), stopped func(
 // release gives back, all at once, the claims of movements Run will not check because
 // ctx ended, so that another instance may take them without waiting for their lease.
 // Each call is bounded by StoreTimeout.
-func (t *Tracker) release(ctx context.Context, ms []Movement) {
+func (t *Tracker) release(ctx context.Context, ms []movement) {
 	if len(ms) == 0 {
 		return
 	}
@@ -380,7 +380,7 @@ func (t *Tracker) clockNow() time.Time { return t.opts.Clock.Now() }
 // check asks the status check of a claimed movement and settles it or reschedules it.
 // A checkout still unpaid CheckoutExpiry after its creation settles expired; one the
 // service never showed to exist by then settles unknown.
-func (t *Tracker) check(ctx context.Context, m Movement) {
+func (t *Tracker) check(ctx context.Context, m movement) {
 	key := m.Key()
 	attrs := []slog.Attr{slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference)}
 	stop := t.holdClaim(ctx, key)
@@ -431,7 +431,7 @@ func (t *Tracker) backoff(attempts int) time.Duration {
 
 // holdClaim renews the claim on key every third of a lease, on the Clock, until the
 // returned function is called, so that a slow status check keeps its movement.
-func (t *Tracker) holdClaim(ctx context.Context, key MovementKey) (stop func()) {
+func (t *Tracker) holdClaim(ctx context.Context, key movementKey) (stop func()) {
 	stop, _ = t.hold(ctx, func(ctx context.Context, until time.Time) error {
 		return t.store.RenewClaim(ctx, key, t.opts.Owner, until)
 	})
@@ -458,7 +458,7 @@ func (t *Tracker) hold(ctx context.Context, renew func(ctx context.Context, unti
 // report is under way when the store can renew it; otherwise long enough for OnOutcome
 // to reach its deadline and the report to be recorded.
 func (t *Tracker) reportLease() time.Duration {
-	if renewReport(t.store) != nil {
+	if t.store.renewReport() != nil {
 		return t.opts.Lease
 	}
 	return max(t.opts.Lease, t.opts.OnOutcomeTimeout+stopGrace+4*t.opts.StoreTimeout)
@@ -467,11 +467,11 @@ func (t *Tracker) reportLease() time.Duration {
 // report calls OnOutcome for a settlement held by the claim c, and records the result.
 // The claim is renewed while it is held (renewReports) when the store can renew it;
 // otherwise it lasts until c.until.
-func (t *Tracker) report(ctx context.Context, r *reporter, s Settlement, c *reportClaim) {
+func (t *Tracker) report(ctx context.Context, r *reporter, s settlement, c *reportClaim) {
 	r.mu.Lock()
 	until := c.until
 	r.mu.Unlock()
-	if renewReport(t.store) != nil {
+	if t.store.renewReport() != nil {
 		until = time.Time{} // renewed: it ends only when lost says so
 	}
 	o := settledOutcome(&s, s.Outcome.Kind)

@@ -120,7 +120,7 @@ func (t *Tracker) CreateCheckout(ctx context.Context, p *CheckoutParams) (*Payme
 	if err != nil || pay.Reference == "" {
 		return pay, err
 	}
-	key, _ := KeyOf(KindCheckout, p.ClientReference)
+	key, _ := keyOf(KindCheckout, p.ClientReference)
 	if _, rerr := t.store.RecordReference(context.WithoutCancel(ctx), key, pay.Reference); rerr != nil {
 		// The session exists; its webhook, or Payments.Get by client reference, still
 		// settles it.
@@ -160,7 +160,7 @@ func trackThenSend[T any](ctx context.Context, t *Tracker, kind Kind, clientRefe
 		return nil, ErrAlreadyTracked
 	}
 	r, err := send()
-	key, _ := KeyOf(kind, clientReference)
+	key, _ := keyOf(kind, clientReference)
 	wctx := context.WithoutCancel(ctx)
 	switch {
 	case err == nil || errors.Is(err, ErrOutcomeUnknown):
@@ -213,7 +213,7 @@ func moveRefused(err error) bool {
 // service holds the session unpaid, unknown when the service never showed it (its
 // creation's answer was lost and no session is found). It is nil otherwise, and for
 // other kinds: their status check is asked until it says.
-func (t *Tracker) checkoutGivenUp(m Movement, o *Outcome, err error, now time.Time) *Outcome {
+func (t *Tracker) checkoutGivenUp(m movement, o *Outcome, err error, now time.Time) *Outcome {
 	if m.Kind != KindCheckout || now.Before(m.StartedAt.Add(t.opts.CheckoutExpiry)) {
 		return nil
 	}

@@ -114,7 +114,7 @@ type awaitResult struct {
 // reference not tracked yet is adopted first, as a merchant does with Track for a
 // movement sent with the Client's own calls.
 func awaitAsync(ctx context.Context, tr *Tracker, kind Kind, ref string) <-chan awaitResult {
-	if key, err := KeyOf(kind, ref); err == nil {
+	if key, err := keyOf(kind, ref); err == nil {
 		if e, err := tr.store.Get(ctx, key); err == nil && !e.Tracked {
 			if _, done, _ := awaitAnswer(e, kind, ref); !done {
 				_, _, _ = tr.track(ctx, kind, ref, Money{}, false)
@@ -593,14 +593,12 @@ func TestTrackerThousandConcurrentAwaits(t *testing.T) {
 func TestTrackerMemoryIsBounded(t *testing.T) {
 	tr, mock, clock := newTestTracker(t, TrackerOptions{MaxTracked: 100, Retention: time.Hour})
 	mock.RegisterRegexpResponder(http.MethodGet, regexp.MustCompile(`/v1/payments/\w+$`), fixtureAsked(t, http.StatusOK, "payments/receive_status_paid.json"))
-	store := tr.store.(*memoryStore)
 	held := func() int {
-		store.mu.Lock()
-		defer store.mu.Unlock()
-		return len(store.entries)
+		n, _ := tr.Store().(interface{ Held() (int, int) }).Held()
+		return n
 	}
 	has := func(ref string) bool {
-		e, err := store.Get(context.Background(), MovementKey{Callback: EventKindTransaction, ClientReference: ref})
+		e, err := tr.store.Get(context.Background(), movementKey{Callback: EventKindTransaction, ClientReference: ref})
 		require.NoError(t, err)
 		return e.Final != nil
 	}

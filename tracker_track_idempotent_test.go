@@ -7,22 +7,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // lostCommitStore stores a Track, then answers as if the commit's answer was lost: the
 // caller sees an error although the movement is recorded.
 type lostCommitStore struct {
-	Store
+	storekit.Store
 	lost bool
 }
 
 var errCommitAnswerLost = errors.New("connection reset after COMMIT")
 
-func (s *lostCommitStore) Track(ctx context.Context, m Movement) (Movement, bool, error) {
+func (s *lostCommitStore) Track(ctx context.Context, m storekit.Movement) (storekit.Movement, bool, error) {
 	stored, created, err := s.Store.Track(ctx, m)
 	if err == nil && !s.lost {
 		s.lost = true
-		return Movement{}, false, errCommitAnswerLost
+		return storekit.Movement{}, false, errCommitAnswerLost
 	}
 	return stored, created, err
 }
@@ -47,7 +49,7 @@ func TestTrackIsIdempotentForTheSameMovement(t *testing.T) {
 	} {
 		assert.ErrorIs(t, track(), ErrAlreadyTracked, name)
 	}
-	e, err := store.Get(ctx, mustKey(t, KindSend, "pay1"))
+	e, err := gateOf(store).Get(ctx, mustKey(t, KindSend, "pay1"))
 	require.NoError(t, err)
 	assert.Equal(t, KindSend, e.Movement.Kind, "a refused Track changes nothing")
 	assert.Equal(t, int64(5000), e.Movement.Amount)

@@ -18,11 +18,11 @@ import (
 // getCountingStore counts the Get calls made on the Store it wraps, which it gives only
 // its Store methods: the optional interfaces are hidden.
 type getCountingStore struct {
-	billing.Store
+	storekit.Store
 	gets atomic.Int64
 }
 
-func (s *getCountingStore) Get(ctx context.Context, key billing.MovementKey) (billing.Entry, error) {
+func (s *getCountingStore) Get(ctx context.Context, key storekit.MovementKey) (storekit.Entry, error) {
 	s.gets.Add(1)
 	return s.Store.Get(ctx, key)
 }
@@ -31,18 +31,18 @@ func (s *getCountingStore) Get(ctx context.Context, key billing.MovementKey) (bi
 // storekit.CallbackEntryBeginner on from the store it wraps.
 type entryCountingStore struct {
 	*getCountingStore
-	inner billing.Store
+	inner storekit.Store
 }
 
-func (s entryCountingStore) TrackEntry(ctx context.Context, m billing.Movement) (billing.Entry, bool, error) {
+func (s entryCountingStore) TrackEntry(ctx context.Context, m storekit.Movement) (storekit.Entry, bool, error) {
 	return s.inner.(storekit.EntryTracker).TrackEntry(ctx, m)
 }
 
-func (s entryCountingStore) TrackNew(ctx context.Context, m billing.Movement) (billing.Entry, bool, error) {
+func (s entryCountingStore) TrackNew(ctx context.Context, m storekit.Movement) (storekit.Entry, bool, error) {
 	return s.inner.(storekit.EntryTracker).TrackNew(ctx, m)
 }
 
-func (s entryCountingStore) BeginCallbackEntry(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, billing.Entry, error) {
+func (s entryCountingStore) BeginCallbackEntry(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, storekit.Entry, error) {
 	return s.inner.(storekit.CallbackEntryBeginner).BeginCallbackEntry(ctx, c, owner, leaseUntil)
 }
 
@@ -66,7 +66,7 @@ func TestTrackRefusesTheSameWithOrWithoutEntryTracker(t *testing.T) {
 			srv := billingtest.NewServer(t, billingtest.WithManualClock())
 			mem := billing.NewMemoryStore(0)
 			counted := &getCountingStore{Store: mem}
-			var store billing.Store = counted
+			var store storekit.Store = counted
 			if entries {
 				store = entryCountingStore{counted, mem}
 			}
@@ -78,11 +78,11 @@ func TestTrackRefusesTheSameWithOrWithoutEntryTracker(t *testing.T) {
 
 			// Settled before any Track: a receive its status check confirmed as one, and a
 			// payout callback of no known kind.
-			_, _, err := mem.Settle(ctx, billing.MovementKey{Callback: billing.EventKindTransaction, ClientReference: "shared1"},
-				billing.Outcome{Kind: billing.KindReceive, State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: now}, nil)
+			_, _, err := mem.Settle(ctx, storekit.MovementKey{Callback: storekit.CallbackTransaction, ClientReference: "shared1"},
+				storekit.Outcome{Kind: storekit.KindReceive, State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: now}, nil)
 			require.NoError(t, err)
-			_, _, err = mem.Settle(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "ref1"},
-				billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: now}, []byte(`{}`))
+			_, _, err = mem.Settle(ctx, storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "ref1"},
+				storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, At: now}, []byte(`{}`))
 			require.NoError(t, err)
 			send := func(ref string) error {
 				_, err := tr.Send(ctx, &billing.SendParams{Amount: 7300, Phone: "233241234567", Provider: billing.ProviderMTN,
@@ -97,9 +97,9 @@ func TestTrackRefusesTheSameWithOrWithoutEntryTracker(t *testing.T) {
 			require.ErrorIs(t, err, billing.ErrAlreadyTracked)
 			assert.Contains(t, err.Error(), `"ref1" has an outcome already, another movement's`)
 			assert.Zero(t, srv.Movements("ref1"), "nothing was sent")
-			for _, k := range []billing.MovementKey{
-				{Callback: billing.EventKindTransaction, ClientReference: "shared1"},
-				{Callback: billing.EventKindPayout, ClientReference: "ref1"},
+			for _, k := range []storekit.MovementKey{
+				{Callback: storekit.CallbackTransaction, ClientReference: "shared1"},
+				{Callback: storekit.CallbackPayout, ClientReference: "ref1"},
 			} {
 				e, err := mem.Get(ctx, k)
 				require.NoError(t, err)
@@ -111,10 +111,10 @@ func TestTrackRefusesTheSameWithOrWithoutEntryTracker(t *testing.T) {
 			require.NoError(t, send("ref2"))
 			require.ErrorIs(t, send("ref2"), billing.ErrAlreadyTracked)
 			srv.Advance(time.Minute) // the payout succeeds and calls back
-			e, err := mem.Get(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "ref2"})
+			e, err := mem.Get(ctx, storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "ref2"})
 			require.NoError(t, err)
 			require.NotNil(t, e.Final, "the callback settled ref2")
-			assert.True(t, e.Tracked && e.Final.Outcome.Succeeded() && e.Final.Outcome.Kind == billing.KindSend, "ref2 = %+v", e.Final)
+			assert.True(t, e.Tracked && (e.Final.Outcome.State == storekit.StateSucceeded) && e.Final.Outcome.Kind == storekit.KindSend, "ref2 = %+v", e.Final)
 			if entries {
 				// The callback is confirmed before it is recorded under the confirmed
 				// fact's key: that confirmation reads the tracked kind once.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // Metadata is a flat set of key-value pairs stored with a resource. Values are strings,
@@ -116,11 +118,11 @@ func emailShape(field, v string) error {
 }
 
 // maxClientReference is the longest merchant reference the service takes.
-const maxClientReference = 36
+const maxClientReference = storekit.MaxClientReference
 
 // maxServiceReference bounds a reference the service itself hands out (a checkout
 // payment's reference): generous, yet short enough that no forged value costs much.
-const maxServiceReference = 64
+const maxServiceReference = storekit.MaxServiceReference
 
 // reference names a merchant reference the params of a money movement carry.
 type reference string

@@ -353,16 +353,16 @@ func factKey(ev Event, o *Outcome) string {
 
 // storedKey is the movement key a store records a delivery under: the confirmed
 // movement's, or the event's own when nothing was confirmed.
-func storedKey(ev Event, o *Outcome) MovementKey {
+func storedKey(ev Event, o *Outcome) movementKey {
 	if o != nil {
-		if key, err := KeyOf(o.Kind, o.ClientReference); err == nil {
+		if key, err := keyOf(o.Kind, o.ClientReference); err == nil {
 			return key
 		}
 		if callback, ok := o.Kind.callbackKind(); ok {
-			return MovementKey{Callback: callback, ClientReference: cmp.Or(o.ServiceReference, o.ClientReference)}
+			return movementKey{Callback: callback, ClientReference: cmp.Or(o.ServiceReference, o.ClientReference)}
 		}
 	}
-	return EventKey(ev)
+	return eventKey(ev)
 }
 
 // seenSet remembers the last n events handled, forgetting the oldest first, and the

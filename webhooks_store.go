@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // WithDedupeStore makes the handler record every callback it is delivered, with its raw
-// body, in store (kept for audit: see Store.Callbacks), and dedupe redeliveries through
+// body, in store (kept for audit: see storekit.Store.Callbacks), and dedupe redeliveries through
 // it across every instance sharing the store: one already handled is answered 200
 // without calling the function again, one another instance is handling right now is
 // answered 503 with Retry-After, so the sender delivers it again later. A delivery is
@@ -20,11 +22,11 @@ import (
 // Owner instead. With WithStatusCheckConfirmation, a callback the status check
 // contradicts is refused 403 and, for a movement the store tracks, recorded for its
 // Reconcile (storekit.ContradictionRecorder), when the store records them.
-func WithDedupeStore(store Store) WebhookOption {
-	return withCallbackStore(store, randomOwner(), wallClock{}, DefaultLease)
+func WithDedupeStore(store storekit.Store) WebhookOption {
+	return withCallbackStore(gateOf(store), randomOwner(), wallClock{}, DefaultLease)
 }
 
-func withCallbackStore(store Store, owner string, clock Clock, lease time.Duration) WebhookOption {
+func withCallbackStore(store *storeGate, owner string, clock Clock, lease time.Duration) WebhookOption {
 	return func(h *webhookHandler) {
 		if store != nil {
 			h.stored = &storeDedupe{store: store, owner: owner, clock: clock, lease: lease}
@@ -34,7 +36,7 @@ func withCallbackStore(store Store, owner string, clock Clock, lease time.Durati
 
 // storeDedupe is the handler's dedupe on a Store.
 type storeDedupe struct {
-	store Store
+	store *storeGate
 	owner string
 	clock Clock
 	lease time.Duration
@@ -45,12 +47,12 @@ type storeDedupe struct {
 // proceed true and finish, to call with whether the function handled it (only the
 // first call counts; call it deferred with false so that a panic forgets the claim).
 // Otherwise it has answered the sender itself.
-func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key MovementKey, dedupe string, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
+func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key movementKey, dedupe string, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
 	now := d.clock.Now()
-	c := Callback{Key: key, DedupeKey: dedupe, Body: body, At: now}
-	var claim CallbackClaim
+	c := callbackRecord{Key: key, DedupeKey: dedupe, Body: body, At: now}
+	var claim callbackClaim
 	var err error
-	if begin := beginCallbackEntry(d.store); begin != nil {
+	if begin := d.store.beginCallbackEntry(); begin != nil {
 		// The entry it reads beside comes too late to serve the confirmation, which
 		// precedes the record; the claim is the same.
 		claim, _, err = begin(r.Context(), c, d.owner, now.Add(d.lease))
@@ -62,11 +64,11 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key Movement
 		logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook not recorded", append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event could not be recorded; deliver it again", http.StatusInternalServerError)
 		return nil, false
-	case claim == CallbackHandled:
+	case claim == callbackHandled:
 		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
 		writeReceived(w)
 		return nil, false
-	case claim == CallbackInFlight:
+	case claim == callbackInFlight:
 		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook in flight elsewhere", eventAttrs(ev)...)
 		w.Header().Set("Retry-After", "10")
 		http.Error(w, "this event is being handled; deliver it again later", http.StatusServiceUnavailable)
@@ -90,20 +92,19 @@ func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key Movement
 // that the status check contradicted ev, a callback of a money movement refused for it:
 // Reconcile then lists the movement. It settles nothing, and a store without the
 // record, or a reference nothing tracks, leaves only the log of the refusal.
-func contradicted(ctx context.Context, store Store, now time.Time, ev Event, body []byte, logger *slog.Logger) {
-	record := recordContradiction(store)
-	if record == nil || nilEvent(ev) || !isMovementCallback(ev) {
+func contradicted(ctx context.Context, store *storeGate, now time.Time, ev Event, body []byte, logger *slog.Logger) {
+	if store == nil || nilEvent(ev) || !isMovementCallback(ev) {
+		return
+	}
+	record := store.recordContradiction()
+	if record == nil {
 		return
 	}
 	if len(body) > MaxEventBytes {
 		body = nil
 	}
-	c := Contradiction{Key: EventKey(ev), Claimed: ev.State(), Body: body, At: now}
-	if c.Validate() != nil {
-		return // no movement has such a key or state: nothing to keep
-	}
 	// The sender may have gone; the record is the merchant's, kept all the same.
-	if _, err := record(context.WithoutCancel(ctx), c); err != nil {
+	if _, err := record(context.WithoutCancel(ctx), eventKey(ev), ev.State(), body, now); err != nil {
 		logger.LogAttrs(ctx, slog.LevelWarn, "billing: the contradicted callback was not recorded",
 			append(eventAttrs(ev), slog.String("error", err.Error()))...)
 	}

@@ -811,7 +811,7 @@ func TestWebhookHandlerRefusesImpossibleReferencesBeforeRecording(t *testing.T) 
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/callbacks", bytes.NewReader(body)))
 		assert.Equal(t, http.StatusBadRequest, rec.Code, "reference %.20q", ref)
-		got, err := store.Callbacks(context.Background(), MovementKey{Callback: EventKindTransaction, ClientReference: ref})
+		got, err := gateOf(store).Callbacks(context.Background(), movementKey{Callback: EventKindTransaction, ClientReference: ref})
 		if err == nil {
 			assert.Empty(t, got)
 		}

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,7 +164,7 @@ func (b *batcher[T, R]) runBatch(batch []*batchWrite[T, R]) {
 	for i, w := range batch {
 		items[i] = w.item
 	}
-	vals, err := b.run(ctx, items)
+	vals, err := b.runRecovered(ctx, items)
 	for i, w := range batch {
 		switch {
 		case err != nil && len(batch) > 1:
@@ -174,6 +175,18 @@ func (b *batcher[T, R]) runBatch(batch []*batchWrite[T, R]) {
 			w.done <- batchResult[R]{val: vals[i]}
 		}
 	}
+}
+
+// runRecovered is run on a lane, where a panic (a driver's bug) would end the process:
+// it fails the batch instead, so that each caller makes its write alone on its own
+// goroutine, where a panic is its caller's to recover.
+func (b *batcher[T, R]) runRecovered(ctx context.Context, items []T) (vals []R, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			vals, err = nil, fmt.Errorf("%w: the statement panicked: %v", errAlone, p)
+		}
+	}()
+	return b.run(ctx, items)
 }
 
 // untilAllGone returns a context that ends when the context of every write of batch has

@@ -13,6 +13,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // heldBatch makes the calls of fn(0..n-1) at once, each adding one write to the store's
@@ -38,11 +39,11 @@ var batchStart = time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 
 // trackMany tracks n movements of kind for 100 GHS, their references ref (a format of
 // their index), and returns their keys.
-func trackMany(t *testing.T, s *pgstore.Store, kind billing.Kind, ref string, n int) []billing.MovementKey {
+func trackMany(t *testing.T, s *pgstore.Store, kind string, ref string, n int) []storekit.MovementKey {
 	t.Helper()
-	keys := make([]billing.MovementKey, n)
+	keys := make([]storekit.MovementKey, n)
 	for i := range n {
-		m := billing.Movement{Kind: kind, ClientReference: fmt.Sprintf(ref, i), Amount: 100, Currency: "GHS",
+		m := storekit.Movement{Kind: kind, ClientReference: fmt.Sprintf(ref, i), Amount: 100, Currency: "GHS",
 			StartedAt: batchStart, Deadline: batchStart.Add(time.Minute)}
 		if _, _, err := s.Track(context.Background(), m); err != nil {
 			t.Fatal(err)
@@ -67,7 +68,7 @@ func TestBatchedWritesAsTheMemoryStore(t *testing.T) {
 				continue
 			}
 			m := sc.movement(i)
-			for _, s := range []billing.Store{pg, mem} {
+			for _, s := range []storekit.Store{pg, mem} {
 				if _, _, err := s.Track(ctx, m); err != nil {
 					t.Fatal(err)
 				}
@@ -76,7 +77,7 @@ func TestBatchedWritesAsTheMemoryStore(t *testing.T) {
 	}
 	track(false) // those tracked first
 	type settled struct {
-		st      billing.Settlement
+		st      storekit.Settlement
 		changed bool
 		err     error
 	}
@@ -144,10 +145,10 @@ func TestBatchedWriteRefusedAlone(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	const n, bad = 20, 7
-	keys := trackMany(t, s, billing.KindSend, "alone%d", n)
+	keys := trackMany(t, s, storekit.KindSend, "alone%d", n)
 	errs := make([]error, n)
 	heldBatch(t, s, n, func(i int) {
-		o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck,
+		o := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck,
 			TransactionID: fmt.Sprintf("tx%d", i), Amount: 100, Currency: "GHS", At: batchStart.Add(time.Second)}
 		if i == bad {
 			o.TransactionID = "tx\x00" // PostgreSQL's text holds no NUL
@@ -184,9 +185,9 @@ func TestBatchedWriteBesideASilentConnection(t *testing.T) {
 	s := newTestStore(t, db)
 	pgstore.SetBatchStall(s, 0) // another lane as soon as one statement is under way
 	ctx := context.Background()
-	tracked := trackMany(t, s, billing.KindSend, "silent%d", 2)
-	keys := map[string]billing.MovementKey{"heldA": tracked[0], "besideB": tracked[1]}
-	outcome := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: 100,
+	tracked := trackMany(t, s, storekit.KindSend, "silent%d", 2)
+	keys := map[string]storekit.MovementKey{"heldA": tracked[0], "besideB": tracked[1]}
+	outcome := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, Amount: 100,
 		Currency: "GHS", At: batchStart.Add(time.Second)}
 
 	proxy.FreezeOpen() // the pool's idle connection goes silent
@@ -226,8 +227,8 @@ func TestBatchedWritesOfTwoInstancesOnTheSameRows(t *testing.T) {
 	a, b := newTestStore(t, db), newTestStore(t, openSchema(t, schema))
 	ctx := context.Background()
 	const n = 100
-	keys := trackMany(t, a, billing.KindReceive, "both%03d", n)
-	outcome := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: 100,
+	keys := trackMany(t, a, storekit.KindReceive, "both%03d", n)
+	outcome := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, Amount: 100,
 		Currency: "GHS", At: batchStart.Add(time.Second)}
 	errs := make([]error, 2*n)
 	var wg sync.WaitGroup
@@ -255,7 +256,7 @@ func TestBatchedWritesOfTwoInstancesOnTheSameRows(t *testing.T) {
 	}
 	for _, k := range keys {
 		e, err := a.Get(ctx, k)
-		if err != nil || e.Final == nil || !e.Final.Outcome.Succeeded() || e.Final.Outcome.Amount != 100 {
+		if err != nil || e.Final == nil || !(e.Final.Outcome.State == storekit.StateSucceeded) || e.Final.Outcome.Amount != 100 {
 			t.Fatalf("%s: %+v, %v", k.ClientReference, e.Final, err)
 		}
 	}

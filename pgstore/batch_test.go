@@ -232,3 +232,35 @@ func TestBatcherHeldStatementHoldsUpNoOther(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A statement that panics on a lane (a driver's bug) fails the writes of its batch
+// instead of the process: each caller makes its write alone on its own goroutine, where
+// the panic is the caller's, and the lanes keep serving later writes.
+func TestABatchThatPanicsFailsItsWritesNotTheProcess(t *testing.T) {
+	var panics sync.Once
+	b := &batcher[int, int]{key: func(v int) string { return fmt.Sprint(v) }, stall: time.Hour,
+		run: func(_ context.Context, items []int) ([]int, error) {
+			if len(items) > 1 {
+				panics.Do(func() { panic("driver bug") })
+			}
+			out := make([]int, len(items))
+			for i, v := range items {
+				out[i] = 2 * v
+			}
+			return out, nil
+		}}
+	got, errs := doHeld(b, []int{1, 2, 3})
+	for i, err := range errs {
+		if err != nil || got[i] != 2*(i+1) {
+			t.Fatalf("write %d after a batch panicked: %d, %v; want it made alone", i+1, got[i], err)
+		}
+	}
+	if v, err := b.do(context.Background(), 7); err != nil || v != 14 {
+		t.Fatalf("a later write: %d, %v", v, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running != 0 {
+		t.Fatalf("%d lanes still counted as running after the queue emptied", b.running)
+	}
+}

@@ -12,11 +12,12 @@ import (
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // aheadClock is a clock d ahead of another.
 type aheadClock struct {
-	billing.Clock
+	storekit.Clock
 	d time.Duration
 }
 
@@ -65,7 +66,7 @@ type rounds struct {
 	n atomic.Int64
 }
 
-func (r *rounds) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Movement, error) {
+func (r *rounds) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Movement, error) {
 	defer r.n.Add(1) // once the claim is made: the instance's look is over
 	return r.Store.ClaimDue(ctx, owner, now, leaseUntil, limit)
 }
@@ -101,7 +102,7 @@ func skewScenario(t *testing.T, callerClock bool) (early []string, twice []strin
 		hold     = make(chan struct{}) // ... and ends when this is closed
 		once     sync.Once
 	)
-	clocks := []billing.Clock{srv.Clock(), aheadClock{srv.Clock(), 10 * time.Minute}}
+	clocks := []storekit.Clock{srv.Clock(), aheadClock{srv.Clock(), 10 * time.Minute}}
 	var trackers []*billing.Tracker
 	var stores []*rounds
 	for i, clock := range clocks {
@@ -261,7 +262,7 @@ func TestEveryTimeComesBackOnTheCallersClock(t *testing.T) {
 				}
 			}
 			start := caller.Now()
-			m := billing.Movement{Kind: billing.KindSend, ClientReference: "times1", StartedAt: start, Deadline: start.Add(5 * time.Minute)}
+			m := storekit.Movement{Kind: storekit.KindSend, ClientReference: "times1", StartedAt: start, Deadline: start.Add(5 * time.Minute)}
 			got, _, err := store.Track(ctx, m)
 			if err != nil {
 				t.Fatal(err)
@@ -269,8 +270,8 @@ func TestEveryTimeComesBackOnTheCallersClock(t *testing.T) {
 			same("Track: StartedAt", got.StartedAt, start)
 			same("Track: Deadline", got.Deadline, m.Deadline)
 			same("Track: NextCheckAt", got.NextCheckAt, m.Deadline)
-			c := billing.Callback{Key: m.Key(), DedupeKey: "payout/times1", Body: []byte(`{"a":1}`), At: start}
-			if claim, err := store.BeginCallback(ctx, c, "x", start.Add(time.Minute)); err != nil || claim != billing.CallbackClaimed {
+			c := storekit.Callback{Key: m.Key(), DedupeKey: "payout/times1", Body: []byte(`{"a":1}`), At: start}
+			if claim, err := store.BeginCallback(ctx, c, "x", start.Add(time.Minute)); err != nil || claim != storekit.CallbackClaimed {
 				t.Fatalf("BeginCallback = %v, %v", claim, err)
 			}
 			cbs, err := store.Callbacks(ctx, m.Key())
@@ -319,7 +320,7 @@ func TestEveryTimeComesBackOnTheCallersClock(t *testing.T) {
 			advance(time.Minute)
 			now = caller.Now()
 			learned := now.Add(-30 * time.Second) // its callback came earlier
-			st, _, err := store.Settle(ctx, m.Key(), billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: learned}, nil)
+			st, _, err := store.Settle(ctx, m.Key(), storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: learned}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // A Tracker on billingtest's manual clock and pgstore.New, with no option of the store's:
@@ -80,7 +81,7 @@ func TestClockMismatchAtNewTracker(t *testing.T) {
 		}
 		return s
 	}
-	panics := func(what string, store *pgstore.Store, clock billing.Clock) {
+	panics := func(what string, store *pgstore.Store, clock storekit.Clock) {
 		t.Helper()
 		defer func() {
 			p := recover()
@@ -90,7 +91,7 @@ func TestClockMismatchAtNewTracker(t *testing.T) {
 		}()
 		billing.NewTracker(a.Client(), billing.TrackerOptions{Store: store, Clock: clock})
 	}
-	works := func(what string, store *pgstore.Store, clock billing.Clock) {
+	works := func(what string, store *pgstore.Store, clock storekit.Clock) {
 		t.Helper()
 		defer func() {
 			if p := recover(); p != nil {

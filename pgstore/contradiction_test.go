@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // On the database's clock (no CallerClock), a contradicted callback is recorded at the
@@ -19,12 +19,12 @@ func TestContradictionOnTheDatabasesClock(t *testing.T) {
 	}
 	ctx := context.Background()
 	now := time.Now()
-	m := billing.Movement{Kind: billing.KindSend, ClientReference: "dbclock1", StartedAt: now, Deadline: now.Add(time.Hour)}
+	m := storekit.Movement{Kind: storekit.KindSend, ClientReference: "dbclock1", StartedAt: now, Deadline: now.Add(time.Hour)}
 	if _, _, err := s.Track(ctx, m); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		ok, err := s.RecordContradiction(ctx, billing.Contradiction{Key: m.Key(), Claimed: billing.EventSucceeded, Body: []byte(`{"forged":true}`), At: time.Now()})
+		ok, err := s.RecordContradiction(ctx, storekit.Contradiction{Key: m.Key(), Claimed: storekit.StateSucceeded, Body: []byte(`{"forged":true}`), At: time.Now()})
 		if err != nil || !ok {
 			t.Fatalf("RecordContradiction = %v, %v", ok, err)
 		}
@@ -37,7 +37,7 @@ func TestContradictionOnTheDatabasesClock(t *testing.T) {
 		t.Fatalf("Contradicted = %+v; want dbclock1", r.Contradicted)
 	}
 	c := r.Contradicted[0]
-	if c.Key != m.Key() || c.Claimed != billing.EventSucceeded || string(c.Body) != `{"forged":true}` || c.Count != 2 {
+	if c.Key != m.Key() || c.Claimed != storekit.StateSucceeded || string(c.Body) != `{"forged":true}` || c.Count != 2 {
 		t.Fatalf("Contradicted[0] = %+v", c)
 	}
 	if d := c.At.Sub(now); d < -time.Second || d > 10*time.Second || c.LastAt.Before(c.At) {

@@ -13,6 +13,7 @@ import (
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // shop is a merchant's own table of fulfilled orders, in the store's database, with no
@@ -69,22 +70,21 @@ func settled(t testing.TB, store *pgstore.Store, ref string) *billing.Outcome {
 	t.Helper()
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-	m := billing.Movement{Kind: billing.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+	m := storekit.Movement{Kind: storekit.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 	if _, _, err := store.Track(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	st, _, err := store.Settle(ctx, m.Key(), billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: t0}, nil)
+	st, _, err := store.Settle(ctx, m.Key(), storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: t0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := st.Outcome
-	o.ID = st.ID
-	return &o
+	return &billing.Outcome{ID: st.ID, Kind: billing.KindSend, ClientReference: ref, State: billing.EventSucceeded,
+		Source: billing.SourceStatusCheck, At: st.Outcome.At}
 }
 
 func reportedAt(t testing.TB, store *pgstore.Store, ref string) time.Time {
 	t.Helper()
-	e, err := store.Get(context.Background(), billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: ref})
+	e, err := store.Get(context.Background(), storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: ref})
 	if err != nil || e.Final == nil {
 		t.Fatalf("Get(%s) = %+v, %v", ref, e, err)
 	}

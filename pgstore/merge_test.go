@@ -10,6 +10,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // Every sequence of up to three final outcomes, of every final state from every source,
@@ -26,7 +27,7 @@ func TestSettleMergesAsTheMemoryStore(t *testing.T) {
 		m := sc.movement(i)
 		kind := m.Kind
 		track := func() error {
-			for _, s := range []billing.Store{pg, mem} {
+			for _, s := range []storekit.Store{pg, mem} {
 				if _, _, err := s.Track(ctx, m); err != nil {
 					return err
 				}
@@ -98,8 +99,8 @@ func TestSettleMergesAsTheMemoryStore(t *testing.T) {
 
 // mergeStep is one final outcome of a sequence.
 type mergeStep struct {
-	state billing.EventState
-	src   billing.OutcomeSource
+	state string
+	src   string
 }
 
 // mergeScenario is a sequence of final outcomes of one movement.
@@ -113,9 +114,9 @@ var mergeStart = time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC)
 // mergeScenarios are every sequence of up to three final outcomes of every final state
 // from every source, those of one or two also with Track after them.
 func mergeScenarios() []mergeScenario {
-	states := []billing.EventState{billing.EventSucceeded, billing.EventMismatched, billing.EventFailed,
-		billing.EventExpired, billing.EventUnknown}
-	sources := []billing.OutcomeSource{billing.SourceCallback, billing.SourceStatusCheck, billing.SourceRequest}
+	states := []string{storekit.StateSucceeded, storekit.StateMismatched, storekit.StateFailed,
+		storekit.StateExpired, storekit.StateUnknown}
+	sources := []string{storekit.SourceCallback, storekit.SourceStatusCheck, storekit.SourceRequest}
 	var all []mergeStep
 	for _, st := range states {
 		for _, src := range sources {
@@ -137,29 +138,29 @@ func mergeScenarios() []mergeScenario {
 
 // movement is the i-th scenario's movement, of every kind in turn (a checkout's key
 // included).
-func (sc mergeScenario) movement(i int) billing.Movement {
-	kinds := []billing.Kind{billing.KindReceive, billing.KindDirectDebit, billing.KindSend, billing.KindBankTransfer,
-		billing.KindMandate, billing.KindCheckout}
-	return billing.Movement{Kind: kinds[i%len(kinds)], ClientReference: fmt.Sprintf("merge%d", i), Amount: 5000,
+func (sc mergeScenario) movement(i int) storekit.Movement {
+	kinds := []string{storekit.KindReceive, storekit.KindDirectDebit, storekit.KindSend, storekit.KindBankTransfer,
+		storekit.KindMandate, storekit.KindCheckout}
+	return storekit.Movement{Kind: kinds[i%len(kinds)], ClientReference: fmt.Sprintf("merge%d", i), Amount: 5000,
 		Currency: "GHS", StartedAt: mergeStart, Deadline: mergeStart.Add(time.Minute)}
 }
 
 // outcome is the scenario's j-th outcome and its callback's body, every field its own.
-func (sc mergeScenario) outcome(j int) (billing.Outcome, []byte) {
+func (sc mergeScenario) outcome(j int) (storekit.Outcome, []byte) {
 	st := sc.steps[j]
-	o := billing.Outcome{State: st.state, Source: st.src, Code: billing.ResponseCode(fmt.Sprintf("%04d", j)),
+	o := storekit.Outcome{State: st.state, Source: st.src, Code: fmt.Sprintf("%04d", j),
 		TransactionID: fmt.Sprintf("tx%d", j), ExternalTransactionID: fmt.Sprintf("ext%d", j),
 		Amount: int64(1000 * (j + 1)), Charges: int64(j), Currency: []string{"GHS", "NGN", "USD"}[j],
 		ServiceReference: fmt.Sprintf("ref_%d", j), At: mergeStart.Add(time.Duration(j+1) * time.Second)}
 	var body []byte
-	if st.src == billing.SourceCallback {
+	if st.src == storekit.SourceCallback {
 		body = fmt.Appendf(nil, `{"step":%d}`, j)
 	}
 	return o, body
 }
 
 // sameSettlement compares two settlements, their times by instant.
-func sameSettlement(a, b billing.Settlement) bool {
+func sameSettlement(a, b storekit.Settlement) bool {
 	if !a.Outcome.At.Equal(b.Outcome.At) || !a.ReportedAt.Equal(b.ReportedAt) {
 		return false
 	}
@@ -168,7 +169,7 @@ func sameSettlement(a, b billing.Settlement) bool {
 }
 
 // sameMovement compares two movements, their times by instant.
-func sameMovement(a, b billing.Movement) bool {
+func sameMovement(a, b storekit.Movement) bool {
 	for _, p := range [][2]*time.Time{{&a.StartedAt, &b.StartedAt}, {&a.Deadline, &b.Deadline},
 		{&a.NextCheckAt, &b.NextCheckAt}, {&a.LeaseUntil, &b.LeaseUntil}} {
 		if !p[0].Equal(*p[1]) {
@@ -191,7 +192,7 @@ func TestReleaseOnTheDatabasesClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := billing.Movement{Kind: billing.KindCheckout, ClientReference: "drift1", Amount: 700, Currency: "GHS",
+	m := storekit.Movement{Kind: storekit.KindCheckout, ClientReference: "drift1", Amount: 700, Currency: "GHS",
 		StartedAt: base.Add(123456789 * time.Nanosecond), Deadline: base.Add(time.Minute)}
 	tracked, created, err := store.Track(ctx, m)
 	if err != nil || !created {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // A schema of version 1 holding a pending movement and a settled one is brought to the
@@ -46,22 +46,22 @@ func TestMigrateFromVersion1KeepsMovements(t *testing.T) {
 	if err := db.QueryRow(`SELECT max(version) FROM billing_schema_migrations`).Scan(&version); err != nil || version != pgstore.Version() {
 		t.Fatalf("version after New = %d, %v; want %d", version, err, pgstore.Version())
 	}
-	pending, err := store.Get(ctx, billing.MovementKey{Callback: billing.EventKindTransaction, ClientReference: "old1"})
+	pending, err := store.Get(ctx, storekit.MovementKey{Callback: storekit.CallbackTransaction, ClientReference: "old1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := billing.Movement{Kind: billing.KindReceive, ClientReference: "old1"}
+	want := storekit.Movement{Kind: storekit.KindReceive, ClientReference: "old1"}
 	if m := pending.Movement; !pending.Tracked || pending.Final != nil || m.Kind != want.Kind || m.ClientReference != want.ClientReference ||
 		m.Amount != 0 || m.Currency != "" || m.ServiceReference != "" || !m.StartedAt.Equal(t0) || !m.Deadline.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("the pending movement read back as %+v", pending)
 	}
-	settled, err := store.Get(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "old2"})
+	settled, err := store.Get(ctx, storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "old2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := settled.Final; f == nil || f.ID != "payout/succeeded/old2" || f.Outcome.State != billing.EventSucceeded ||
+	if f := settled.Final; f == nil || f.ID != "payout/succeeded/old2" || f.Outcome.State != storekit.StateSucceeded ||
 		f.Outcome.Amount != 5000 || f.Outcome.Charges != 25 || f.Outcome.TransactionID != "tx9" || f.Outcome.Currency != "" ||
-		f.Outcome.ServiceReference != "" || f.Outcome.Event != nil || !f.ByStatusCheck {
+		f.Outcome.ServiceReference != "" || !f.ByStatusCheck {
 		t.Fatalf("the settled movement read back as %+v", settled)
 	}
 
@@ -72,9 +72,9 @@ func TestMigrateFromVersion1KeepsMovements(t *testing.T) {
 	if m, err := store.RecordReference(ctx, key, "ref_old1"); err != nil || m.ServiceReference != "ref_old1" {
 		t.Fatalf("RecordReference = %+v, %v", m, err)
 	}
-	st, changed, err := store.Settle(ctx, key, billing.Outcome{State: billing.EventMismatched, Source: billing.SourceStatusCheck,
+	st, changed, err := store.Settle(ctx, key, storekit.Outcome{State: storekit.StateMismatched, Source: storekit.SourceStatusCheck,
 		Amount: 4000, Currency: "GHS", At: t0.Add(2 * time.Minute)}, nil)
-	if err != nil || !changed || st.Outcome.State != billing.EventMismatched || st.Outcome.Currency != "GHS" || st.Outcome.Kind != billing.KindReceive {
+	if err != nil || !changed || st.Outcome.State != storekit.StateMismatched || st.Outcome.Currency != "GHS" || st.Outcome.Kind != storekit.KindReceive {
 		t.Fatalf("Settle = %+v, %v, %v", st, changed, err)
 	}
 }

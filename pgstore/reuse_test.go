@@ -12,6 +12,7 @@ import (
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // waiting counts the statements of the test's database that wait on a lock and whose
@@ -42,18 +43,18 @@ func TestPurgeRacingAReuse(t *testing.T) {
 			s := newTestStore(t, db)
 			ctx := context.Background()
 			t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
-			m := billing.Movement{Kind: billing.KindSend, ClientReference: "reused1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+			m := storekit.Movement{Kind: storekit.KindSend, ClientReference: "reused1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 			if _, _, err := s.Track(ctx, m); err != nil {
 				t.Fatal(err)
 			}
-			st, _, err := s.Settle(ctx, m.Key(), billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: t0.Add(time.Minute)}, nil)
+			st, _, err := s.Settle(ctx, m.Key(), storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, At: t0.Add(time.Minute)}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.MarkReported(ctx, st.ID, t0.Add(2*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
-			gate := billing.Callback{Key: m.Key(), DedupeKey: "purge-gate", At: t0}
+			gate := storekit.Callback{Key: m.Key(), DedupeKey: "purge-gate", At: t0}
 			if _, err := s.BeginCallback(ctx, gate, "gate", t0.Add(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func TestPurgeRacingAReuse(t *testing.T) {
 			reuse := m
 			reuse.StartedAt, reuse.Deadline = t0.Add(31*time.Minute), t0.Add(36*time.Minute)
 			type answer struct {
-				e       billing.Entry
+				e       storekit.Entry
 				created bool
 				err     error
 			}
@@ -149,7 +150,7 @@ func TestTrackAnswerLostThenSentOnce(t *testing.T) {
 	if n := srv.Movements("lostTrack1"); n != 0 {
 		t.Fatalf("the sandbox holds %d payouts after a failed Track, want 0", n)
 	}
-	key, _ := billing.KeyOf(billing.KindSend, "lostTrack1")
+	key := storekit.Movement{Kind: storekit.KindSend, ClientReference: "lostTrack1"}.Key()
 	if e, err := store.Get(ctx, key); err != nil || !e.Tracked {
 		t.Fatalf("the lost Track's commit: %+v, %v; want the movement tracked", e, err)
 	}

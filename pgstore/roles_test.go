@@ -15,6 +15,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 	"github.com/billingsdk/billing-go/storetest"
 )
 
@@ -117,15 +118,15 @@ func TestApplicationRoleOnAMigratedSchema(t *testing.T) {
 	}
 	// Every kind of statement the store runs, with the application's rights alone.
 	t0 := time.Now()
-	m := billing.Movement{Kind: billing.KindSend, ClientReference: "leastPrivilege1", StartedAt: t0, Deadline: t0.Add(time.Millisecond)}
+	m := storekit.Movement{Kind: storekit.KindSend, ClientReference: "leastPrivilege1", StartedAt: t0, Deadline: t0.Add(time.Millisecond)}
 	if _, _, err := store.Track(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	c := billing.Callback{Key: m.Key(), DedupeKey: "payout/leastPrivilege1", Body: []byte(`{}`), At: t0}
+	c := storekit.Callback{Key: m.Key(), DedupeKey: "payout/leastPrivilege1", Body: []byte(`{}`), At: t0}
 	if _, err := store.BeginCallback(ctx, c, "app", t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: t0}
+	o := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, At: t0}
 	if _, _, err := store.Settle(ctx, m.Key(), o, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestApplicationRoleOnAMigratedSchema(t *testing.T) {
 // migrated.
 func TestStoreConformanceAsApplicationRole(t *testing.T) {
 	databaseURL(t)
-	storetest.Run(t, func(t *testing.T) billing.Store {
+	storetest.Run(t, func(t *testing.T) storekit.Store {
 		r := newRoles(t)
 		if err := pgstore.Migrate(context.Background(), r.as(r.owner)); err != nil {
 			t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // openPath opens a pool on the test database as role (the test's own when empty) with
@@ -35,15 +35,15 @@ func openPath(t testing.TB, role, path string) *sql.DB {
 
 // application tracks and settles, in one application's store, a movement under a
 // reference every application uses, with an amount of its own.
-func application(t *testing.T, s *pgstore.Store, ref string, amount int64) billing.Settlement {
+func application(t *testing.T, s *pgstore.Store, ref string, amount int64) storekit.Settlement {
 	t.Helper()
 	ctx := context.Background()
 	t0 := time.Date(2025, 7, 1, 9, 0, 0, 0, time.UTC)
-	m := billing.Movement{Kind: billing.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+	m := storekit.Movement{Kind: storekit.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 	if _, created, err := s.Track(ctx, m); err != nil || !created {
 		t.Fatalf("Track(%s) = %v, %v; want it tracked afresh", ref, created, err)
 	}
-	st, _, err := s.Settle(ctx, m.Key(), billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: amount, At: t0.Add(time.Minute)}, nil)
+	st, _, err := s.Settle(ctx, m.Key(), storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, Amount: amount, At: t0.Add(time.Minute)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func application(t *testing.T, s *pgstore.Store, ref string, amount int64) billi
 }
 
 // claimsOnly checks that s's claim of unreported outcomes holds its own alone.
-func claimsOnly(t *testing.T, what string, s *pgstore.Store, want billing.Settlement) {
+func claimsOnly(t *testing.T, what string, s *pgstore.Store, want storekit.Settlement) {
 	t.Helper()
 	t0 := time.Date(2025, 7, 1, 10, 0, 0, 0, time.UTC)
 	got, err := s.ClaimUnreported(context.Background(), what, t0, t0.Add(time.Minute), 100)
@@ -112,7 +112,7 @@ func TestTwoApplicationsOnOneDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New on the path %s, %s once %s is migrated: %v", own, other, own, err)
 	}
-	if e, err := again.Get(ctx, billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "shared1"}); err != nil || e.Final == nil || e.Final.ID != mine.ID || e.Final.Outcome.Amount != mine.Outcome.Amount {
+	if e, err := again.Get(ctx, storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "shared1"}); err != nil || e.Final == nil || e.Final.ID != mine.ID || e.Final.Outcome.Amount != mine.Outcome.Amount {
 		t.Fatalf("the application's movement read through the path: %+v, %v", e, err)
 	}
 	if _, err := pgstore.NewWithOptions(ctx, admin, pgstore.Options{Schema: own + "_missing"}); err == nil {

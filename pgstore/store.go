@@ -78,7 +78,7 @@ type Options struct {
 	Schema string
 }
 
-// Store is a billing.Store on PostgreSQL, safe for use by many goroutines and many
+// Store is a storekit.Store on PostgreSQL, safe for use by many goroutines and many
 // instances on one database. Claims lock rows with SELECT ... FOR UPDATE SKIP LOCKED in
 // the statement that leases them, so instances never wait on each other's claims.
 type Store struct {
@@ -94,7 +94,7 @@ type Store struct {
 	reports batcher[reportedAt, struct{}]
 }
 
-var _ billing.Store = (*Store)(nil)
+var _ storekit.Store = (*Store)(nil)
 var _ storekit.ReportLeaseRenewer = (*Store)(nil)
 var _ storekit.EntryTracker = (*Store)(nil)
 var _ storekit.CallbackEntryBeginner = (*Store)(nil)
@@ -112,7 +112,7 @@ func New(ctx context.Context, db *sql.DB) (*Store, error) {
 // NewWithOptions is New with options.
 func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if db == nil {
-		return nil, &billing.ValidationError{Field: "db", Rule: "is required"}
+		return nil, &storekit.ValidationError{Field: "db", Rule: "keep"}
 	}
 	schema, err := storeSchema(ctx, db, opts.Schema)
 	if err != nil {
@@ -166,7 +166,7 @@ const wallSkew = time.Minute
 // clock is: the database's now() does not follow it, and movements would never fall due.
 // One store follows one clock: a clock other than the one it follows (Options.Clock, or
 // the clock an earlier Tracker handed) is an error, which NewTracker reports.
-func (s *Store) UseClock(c billing.Clock) error {
+func (s *Store) UseClock(c storekit.Clock) error {
 	for {
 		cur := s.clock.Load()
 		if c == nil {
@@ -280,7 +280,7 @@ func callerTime(t sql.NullTime, skew int64) time.Time {
 // row is NULL (an outer join that found no movement). The outcome's Event is left nil:
 // the Tracker derives it from the outcome's fields, and Body keeps the callback for
 // audit.
-func scanEntry(row scanner) (billing.Entry, error) {
+func scanEntry(row scanner) (storekit.Entry, error) {
 	var (
 		callback, ref, kind, leaseOwner, outcomeID   sql.NullString
 		state, source                                sql.NullString
@@ -299,17 +299,17 @@ func scanEntry(row scanner) (billing.Entry, error) {
 		&leaseOwner, &leaseUntil, &outcomeID, &state, &code, &txID, &extTxID, &amount,
 		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts,
 		&askedAmount, &askedCurrency, &serviceRef, &currency, &outcomeRef, &outcomeKind, &trackID, &skew); err != nil {
-		return billing.Entry{}, err
+		return storekit.Entry{}, err
 	}
 	if !callback.Valid {
-		return billing.Entry{}, nil
+		return storekit.Entry{}, nil
 	}
-	key := billing.MovementKey{Callback: billing.EventKind(callback.String), ClientReference: ref.String}
-	var e billing.Entry
+	key := storekit.MovementKey{Callback: callback.String, ClientReference: ref.String}
+	var e storekit.Entry
 	if kind.Valid {
 		e.Tracked = true
-		e.Movement = billing.Movement{
-			Kind:             billing.Kind(kind.String),
+		e.Movement = storekit.Movement{
+			Kind:             kind.String,
 			ClientReference:  key.ClientReference,
 			Amount:           askedAmount.Int64,
 			Currency:         askedCurrency.String,
@@ -326,25 +326,25 @@ func scanEntry(row scanner) (billing.Entry, error) {
 	if outcomeID.Valid {
 		// A tracked movement's outcome is of its kind; an untracked one's, of the kind
 		// it was settled as.
-		okind := billing.Kind(outcomeKind.String)
+		okind := outcomeKind.String
 		if kind.Valid {
-			okind = billing.Kind(kind.String)
+			okind = kind.String
 		}
-		e.Final = &billing.Settlement{
+		e.Final = &storekit.Settlement{
 			ID:  outcomeID.String,
 			Key: key,
-			Outcome: billing.Outcome{
+			Outcome: storekit.Outcome{
 				Kind:                  okind,
 				ClientReference:       key.ClientReference,
-				State:                 billing.EventState(state.String),
-				Code:                  billing.ResponseCode(code.String),
+				State:                 state.String,
+				Code:                  code.String,
 				TransactionID:         txID.String,
 				ExternalTransactionID: extTxID.String,
 				Amount:                amount.Int64,
 				Charges:               charges.Int64,
 				Currency:              currency.String,
 				ServiceReference:      outcomeRef.String,
-				Source:                billing.OutcomeSource(source.String),
+				Source:                source.String,
 				At:                    callerTime(settled, skew),
 			},
 			Body:           body,
@@ -363,28 +363,28 @@ func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t
 // Track records m, or returns the movement already tracked under its key, in one
 // statement. m.StartedAt is the caller's now. An outcome settled before it as another
 // kind's is not adopted: it then tracks nothing (the zero Movement, created false).
-func (s *Store) Track(ctx context.Context, m billing.Movement) (billing.Movement, bool, error) {
+func (s *Store) Track(ctx context.Context, m storekit.Movement) (storekit.Movement, bool, error) {
 	e, created, err := s.track(ctx, m, false)
 	return e.Movement, created, err
 }
 
 // TrackEntry is Track answering what the key holds, in one statement
 // (storekit.EntryTracker).
-func (s *Store) TrackEntry(ctx context.Context, m billing.Movement) (billing.Entry, bool, error) {
+func (s *Store) TrackEntry(ctx context.Context, m storekit.Movement) (storekit.Entry, bool, error) {
 	return s.track(ctx, m, false)
 }
 
 // TrackNew tracks m only when its key holds neither a movement nor an outcome, and
 // answers what the key holds, in one statement (storekit.EntryTracker).
-func (s *Store) TrackNew(ctx context.Context, m billing.Movement) (billing.Entry, bool, error) {
+func (s *Store) TrackNew(ctx context.Context, m storekit.Movement) (storekit.Entry, bool, error) {
 	return s.track(ctx, m, true)
 }
 
 // track is Track; with fresh it also refuses a key holding an outcome. It returns what
 // the key holds once it is done.
-func (s *Store) track(ctx context.Context, m billing.Movement, fresh bool) (billing.Entry, bool, error) {
+func (s *Store) track(ctx context.Context, m storekit.Movement, fresh bool) (storekit.Entry, bool, error) {
 	if err := m.Validate(); err != nil {
-		return billing.Entry{}, false, err
+		return storekit.Entry{}, false, err
 	}
 	key := m.Key()
 	// A row without a kind holds a callback that came before Track: it becomes tracked,
@@ -424,10 +424,10 @@ func (s *Store) track(ctx context.Context, m billing.Movement, fresh bool) (bill
 		SELECT * FROM held WHERE NOT EXISTS (SELECT 1 FROM tracked)`),
 		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency, fresh, m.TrackID)
 	if err != nil {
-		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
+		return storekit.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
 	}
 	defer rows.Close()
-	var e billing.Entry
+	var e storekit.Entry
 	var forgotten, created bool
 	found := rows.Next()
 	if found {
@@ -438,19 +438,19 @@ func (s *Store) track(ctx context.Context, m billing.Movement, fresh bool) (bill
 	}
 	switch {
 	case err != nil:
-		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
+		return storekit.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
 	case !found:
 		// Nothing tracked and no row read: a concurrent Track's row, not yet visible to
 		// the statement's snapshot. Read it now.
 		if e, err = s.Get(ctx, key); err != nil {
-			return billing.Entry{}, false, err
+			return storekit.Entry{}, false, err
 		}
 		if e.Forgotten && !e.Tracked {
-			return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, billing.ErrForgotten)
+			return storekit.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, storekit.ErrForgotten)
 		}
 		return e, false, nil
 	case forgotten && !e.Tracked:
-		return billing.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, billing.ErrForgotten)
+		return storekit.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, storekit.ErrForgotten)
 	}
 	e.Forgotten = forgotten
 	return e, created, nil
@@ -465,9 +465,9 @@ type prefixed struct {
 func (p prefixed) Scan(dest ...any) error { return p.row.Scan(slices.Concat(p.first, dest)...) }
 
 // Get returns what the store knows of key.
-func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry, error) {
+func (s *Store) Get(ctx context.Context, key storekit.MovementKey) (storekit.Entry, error) {
 	if err := key.Validate(); err != nil {
-		return billing.Entry{}, err
+		return storekit.Entry{}, err
 	}
 	var forgotten bool
 	// One row whether or not the key has a movement: its row may hold a tombstone alone.
@@ -475,7 +475,7 @@ func (s *Store) Get(ctx context.Context, key billing.MovementKey) (billing.Entry
 		FROM (SELECT) AS one LEFT JOIN billing_movements ON callback_kind = $2 AND client_reference = $3`),
 		s.now(), key.Callback, key.ClientReference), []any{&forgotten}})
 	if err != nil {
-		return billing.Entry{}, fmt.Errorf("pgstore: reading %s: %w", key.ClientReference, err)
+		return storekit.Entry{}, fmt.Errorf("pgstore: reading %s: %w", key.ClientReference, err)
 	}
 	e.Forgotten = forgotten
 	return e, nil
@@ -495,10 +495,10 @@ const forgottenColumns = `kind = NULL, started_at = NULL, deadline = NULL, next_
 // final outcome of a movement, the usual case, is written by a statement that writes it
 // only if the row has none, shared with the first outcomes other goroutines settle at
 // the same time; otherwise it merges in a transaction that holds the row.
-func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool, error) {
+func (s *Store) Settle(ctx context.Context, key storekit.MovementKey, o storekit.Outcome, body []byte) (storekit.Settlement, bool, error) {
 	first, _, err := storekit.MergeOutcome(nil, key, o, body)
 	if err != nil {
-		return billing.Settlement{}, false, err
+		return storekit.Settlement{}, false, err
 	}
 	now := s.now()
 	// A movement purged between the two paths is settled anew: a few tries suffice.
@@ -506,10 +506,10 @@ func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.O
 		w, err := s.firsts.do(ctx, firstOutcome{key: key, first: first, now: now})
 		switch {
 		case err != nil:
-			return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+			return storekit.Settlement{}, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 		case w.written:
 			if w.kind.Valid {
-				first.Outcome.Kind = billing.Kind(w.kind.String)
+				first.Outcome.Kind = w.kind.String
 			}
 			return first, true, nil
 		}
@@ -518,14 +518,14 @@ func (s *Store) Settle(ctx context.Context, key billing.MovementKey, o billing.O
 			return st, changed, err
 		}
 	}
-	return billing.Settlement{}, false, fmt.Errorf("pgstore: settling %s: the movement kept vanishing", key.ClientReference)
+	return storekit.Settlement{}, false, fmt.Errorf("pgstore: settling %s: the movement kept vanishing", key.ClientReference)
 }
 
 // firstOutcome is a write of Settle's first path: the first final outcome of key, read
 // at the caller's now.
 type firstOutcome struct {
-	key   billing.MovementKey
-	first billing.Settlement
+	key   storekit.MovementKey
+	first storekit.Settlement
 	now   time.Time
 }
 
@@ -597,7 +597,7 @@ func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWri
 		if err := rows.Scan(&callback, &ref, &kind); err != nil {
 			return nil, err
 		}
-		i, ok := at[firstOutcome{key: billing.MovementKey{Callback: billing.EventKind(callback), ClientReference: ref}}.batchKey()]
+		i, ok := at[firstOutcome{key: storekit.MovementKey{Callback: callback, ClientReference: ref}}.batchKey()]
 		if !ok {
 			return nil, fmt.Errorf("the statement returned a movement it was not given: %s %q", callback, ref)
 		}
@@ -611,10 +611,10 @@ func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWri
 
 // settleMerging merges o into the outcome key has, in a transaction that holds its row.
 // found is false when the row is gone (purged meanwhile).
-func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.MovementKey, o billing.Outcome, body []byte) (_ billing.Settlement, changed, found bool, err error) {
+func (s *Store) settleMerging(ctx context.Context, now time.Time, key storekit.MovementKey, o storekit.Outcome, body []byte) (_ storekit.Settlement, changed, found bool, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return billing.Settlement{}, false, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		return storekit.Settlement{}, false, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	defer func() {
 		if err != nil || !found {
@@ -625,9 +625,9 @@ func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.Mo
 		WHERE callback_kind = $2 AND client_reference = $3 FOR UPDATE`), now, key.Callback, key.ClientReference))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return billing.Settlement{}, false, false, nil
+		return storekit.Settlement{}, false, false, nil
 	case err != nil:
-		return billing.Settlement{}, false, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		return storekit.Settlement{}, false, false, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	found = true
 	if e.Tracked {
@@ -635,7 +635,7 @@ func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.Mo
 	}
 	next, changed, err := storekit.MergeOutcome(e.Final, key, o, body)
 	if err != nil {
-		return billing.Settlement{}, false, true, err
+		return storekit.Settlement{}, false, true, err
 	}
 	no := next.Outcome
 	// now() is the transaction's start in both statements, so the times read come back
@@ -653,32 +653,32 @@ func (s *Store) settleMerging(ctx context.Context, now time.Time, key billing.Mo
 		no.Amount, no.Charges, no.Source, no.At, next.Body,
 		next.ByCallback, next.ByStatusCheck, next.Disagreed, nullTime(next.ReportedAt),
 		next.ReportAttempts, changed, no.Currency, no.ServiceReference, no.Kind); err != nil {
-		return billing.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		return storekit.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return billing.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
+		return storekit.Settlement{}, false, true, fmt.Errorf("pgstore: settling %s: %w", key.ClientReference, err)
 	}
 	return next, changed, true, nil
 }
 
 // BeginCallback records a delivery of c and claims its handling for owner, in one
 // statement. c.At is the caller's now.
-func (s *Store) BeginCallback(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, error) {
+func (s *Store) BeginCallback(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, error) {
 	claim, _, err := s.BeginCallbackEntry(ctx, c, owner, leaseUntil)
 	return claim, err
 }
 
 // BeginCallbackEntry is BeginCallback, reading in the same statement what Get returns
 // for c.Key (storekit.CallbackEntryBeginner), as it was when the statement began.
-func (s *Store) BeginCallbackEntry(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, billing.Entry, error) {
+func (s *Store) BeginCallbackEntry(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, storekit.Entry, error) {
 	if err := c.Validate(); err != nil {
-		return "", billing.Entry{}, err
+		return "", storekit.Entry{}, err
 	}
 	if err := storekit.ValidateOwner(owner); err != nil {
-		return "", billing.Entry{}, err
+		return "", storekit.Entry{}, err
 	}
 	if !leaseUntil.After(c.At) {
-		return "", billing.Entry{}, &billing.ValidationError{Field: "leaseUntil", Rule: "must be after the callback's time"}
+		return "", storekit.Entry{}, &storekit.ValidationError{Field: "leaseUntil", Rule: "must be after the callback's time"}
 	}
 	sum := sha256.Sum256(c.Body)
 	// The body is kept once per distinct body. The claim is taken when the callback is
@@ -707,13 +707,13 @@ func (s *Store) BeginCallbackEntry(ctx context.Context, c billing.Callback, owne
 		c.At, c.Key.Callback, c.Key.ClientReference, sum[:], c.DedupeKey, c.Body, owner, leaseUntil), []any{&claimed, &done}})
 	switch {
 	case err != nil:
-		return "", billing.Entry{}, fmt.Errorf("pgstore: recording a callback: %w", err)
+		return "", storekit.Entry{}, fmt.Errorf("pgstore: recording a callback: %w", err)
 	case claimed.Bool:
-		return billing.CallbackClaimed, e, nil
+		return storekit.CallbackClaimed, e, nil
 	case done.Bool:
-		return billing.CallbackHandled, e, nil
+		return storekit.CallbackHandled, e, nil
 	}
-	return billing.CallbackInFlight, e, nil
+	return storekit.CallbackInFlight, e, nil
 }
 
 // FinishCallback ends owner's handling of dedupeKey.
@@ -744,9 +744,9 @@ func oneRow(err error, what string) error {
 
 // Callbacks returns the callbacks kept for key, first received first, at most
 // storekit.MaxClaim of them.
-func (s *Store) Callbacks(ctx context.Context, key billing.MovementKey) ([]billing.Callback, error) {
+func (s *Store) Callbacks(ctx context.Context, key storekit.MovementKey) ([]storekit.Callback, error) {
 	if key.Callback == "" || key.ClientReference == "" {
-		return nil, &billing.ValidationError{Field: "key", Rule: "needs a callback kind and a client reference"}
+		return nil, &storekit.ValidationError{Field: "key", Rule: "needs a callback kind and a client reference"}
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT dedupe_key, body, first_at, last_at, deliveries, {skew}
 		FROM billing_callbacks WHERE callback_kind = $2 AND client_reference = $3
@@ -756,9 +756,9 @@ func (s *Store) Callbacks(ctx context.Context, key billing.MovementKey) ([]billi
 		return nil, fmt.Errorf("pgstore: reading callbacks: %w", err)
 	}
 	defer rows.Close()
-	out := []billing.Callback{}
+	out := []storekit.Callback{}
 	for rows.Next() {
-		c := billing.Callback{Key: key}
+		c := storekit.Callback{Key: key}
 		var first, last sql.NullTime
 		var skew int64
 		if err := rows.Scan(&c.DedupeKey, &c.Body, &first, &last, &c.Deliveries, &skew); err != nil {
@@ -776,13 +776,13 @@ func (s *Store) Callbacks(ctx context.Context, key billing.MovementKey) ([]billi
 // entries runs a query of movementColumns rows.
 func entries(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, what, query string, args ...any) ([]billing.Entry, error) {
+}, what, query string, args ...any) ([]storekit.Entry, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []billing.Entry
+	var out []storekit.Entry
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
@@ -798,7 +798,7 @@ func entries(ctx context.Context, q interface {
 
 // ClaimDue leases overdue movements to owner. The rows are chosen and locked in the
 // statement that leases them, skipping rows another instance is claiming right now.
-func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Movement, error) {
+func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Movement, error) {
 	limit, err := storekit.ValidateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
@@ -816,7 +816,7 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 	if err != nil {
 		return nil, err
 	}
-	out := make([]billing.Movement, len(es))
+	out := make([]storekit.Movement, len(es))
 	for i, e := range es {
 		out[i] = e.Movement
 	}
@@ -825,7 +825,7 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 
 // claimed updates the movement key held by owner, or reports ErrLeaseLost. In set, $1
 // is the caller's now and args follow from $5.
-func (s *Store) claimed(ctx context.Context, key billing.MovementKey, owner, set string, args ...any) error {
+func (s *Store) claimed(ctx context.Context, key storekit.MovementKey, owner, set string, args ...any) error {
 	if err := key.Validate(); err != nil {
 		return err
 	}
@@ -842,25 +842,25 @@ func (s *Store) claimed(ctx context.Context, key billing.MovementKey, owner, set
 }
 
 // RenewClaim extends owner's claim on key.
-func (s *Store) RenewClaim(ctx context.Context, key billing.MovementKey, owner string, leaseUntil time.Time) error {
+func (s *Store) RenewClaim(ctx context.Context, key storekit.MovementKey, owner string, leaseUntil time.Time) error {
 	return s.claimed(ctx, key, owner, `lease_until = {t5}`, leaseUntil)
 }
 
 // Reschedule counts a check that left key pending, sets its next and releases the claim.
-func (s *Store) Reschedule(ctx context.Context, key billing.MovementKey, owner string, next time.Time) error {
+func (s *Store) Reschedule(ctx context.Context, key storekit.MovementKey, owner string, next time.Time) error {
 	if next.IsZero() {
-		return &billing.ValidationError{Field: "next", Rule: "is required"}
+		return &storekit.ValidationError{Field: "next", Rule: "is required"}
 	}
 	return s.claimed(ctx, key, owner, `next_check_at = {t5}, checks = checks + 1, lease_owner = NULL, lease_until = NULL`, next)
 }
 
 // ReleaseClaim gives back owner's claim on key.
-func (s *Store) ReleaseClaim(ctx context.Context, key billing.MovementKey, owner string) error {
+func (s *Store) ReleaseClaim(ctx context.Context, key storekit.MovementKey, owner string) error {
 	return s.claimed(ctx, key, owner, `lease_owner = NULL, lease_until = NULL`)
 }
 
 // ClaimUnreported leases settled, unreported outcomes to owner.
-func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Settlement, error) {
+func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Settlement, error) {
 	limit, err := storekit.ValidateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
@@ -878,7 +878,7 @@ func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUnt
 	if err != nil {
 		return nil, err
 	}
-	out := make([]billing.Settlement, len(es))
+	out := make([]storekit.Settlement, len(es))
 	for i, e := range es {
 		out[i] = *e.Final
 	}
@@ -889,10 +889,10 @@ func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUnt
 // of this store marked it in its own transaction, it runs no statement.
 func (s *Store) MarkReported(ctx context.Context, id string, now time.Time) error {
 	if id == "" {
-		return &billing.ValidationError{Field: "id", Rule: "is required"}
+		return &storekit.ValidationError{Field: "id", Rule: "is required"}
 	}
 	if now.IsZero() {
-		return &billing.ValidationError{Field: "now", Rule: "is required"}
+		return &storekit.ValidationError{Field: "now", Rule: "is required"}
 	}
 	if s.fresh.take(id) {
 		return nil
@@ -937,13 +937,13 @@ func (s *Store) markReported(ctx context.Context, rs []reportedAt) ([]struct{}, 
 // RetryReport counts a failed report of id and defers the next until at.
 func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time) error {
 	if id == "" {
-		return &billing.ValidationError{Field: "id", Rule: "is required"}
+		return &storekit.ValidationError{Field: "id", Rule: "is required"}
 	}
 	if err := storekit.ValidateOwner(owner); err != nil {
 		return err
 	}
 	if at.IsZero() {
-		return &billing.ValidationError{Field: "at", Rule: "is required"}
+		return &storekit.ValidationError{Field: "at", Rule: "is required"}
 	}
 	var skew int64
 	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements
@@ -958,13 +958,13 @@ func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time)
 // storekit.ErrLeaseLost when owner no longer holds it.
 func (s *Store) RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error {
 	if id == "" {
-		return &billing.ValidationError{Field: "id", Rule: "is required"}
+		return &storekit.ValidationError{Field: "id", Rule: "is required"}
 	}
 	if err := storekit.ValidateOwner(owner); err != nil {
 		return err
 	}
 	if leaseUntil.IsZero() {
-		return &billing.ValidationError{Field: "leaseUntil", Rule: "is required"}
+		return &storekit.ValidationError{Field: "leaseUntil", Rule: "is required"}
 	}
 	var skew int64
 	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements SET report_until = {t4}
@@ -991,7 +991,7 @@ func (s *Store) Pending(ctx context.Context) (int, time.Time, error) {
 // Reconcile reports the tracked movements started in [from, to) that need a look.
 func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing.Reconciliation, error) {
 	if !from.Before(to) {
-		return billing.Reconciliation{}, &billing.ValidationError{Field: "to", Rule: "must be after from"}
+		return billing.Reconciliation{}, &storekit.ValidationError{Field: "to", Rule: "must be after from"}
 	}
 	const window = `kind IS NOT NULL AND started_at >= {t2} AND started_at < {t3}`
 	const order = ` ORDER BY started_at, client_reference`
@@ -1022,7 +1022,7 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 		}
 	}
 	r.Truncated = len(es) == settledLimit
-	for _, list := range []*[]billing.Settlement{&r.Disagreed, &r.StatusCheckOnly} {
+	for _, list := range []*[]storekit.Settlement{&r.Disagreed, &r.StatusCheckOnly} {
 		if len(*list) > storekit.MaxClaim {
 			*list, r.Truncated = (*list)[:storekit.MaxClaim], true
 		}
@@ -1042,7 +1042,7 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 // contradicted reads the contradiction records of the tracked movements started in
 // [from, to), pending or settled without disagreement (a disagreement is listed in
 // Disagreed), the earliest started first: one more than a list keeps.
-func (s *Store) contradicted(ctx context.Context, now, from, to time.Time) ([]billing.Contradiction, error) {
+func (s *Store) contradicted(ctx context.Context, now, from, to time.Time) ([]storekit.Contradiction, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT callback_kind, client_reference, contradicted_state, contradicted_body,
 			contradicted_at, contradicted_last_at, contradictions, {skew}
 		FROM billing_movements
@@ -1052,10 +1052,10 @@ func (s *Store) contradicted(ctx context.Context, now, from, to time.Time) ([]bi
 		return nil, fmt.Errorf("pgstore: reconciling: %w", err)
 	}
 	defer rows.Close()
-	var out []billing.Contradiction
+	var out []storekit.Contradiction
 	for rows.Next() {
 		var (
-			c        billing.Contradiction
+			c        storekit.Contradiction
 			at, last sql.NullTime
 			skew     int64
 		)
@@ -1078,7 +1078,7 @@ var _ storekit.ContradictionRecorder = (*Store)(nil)
 // state and body, later ones counted. It reports false when nothing is tracked under the
 // key. The record lives in the movement's row, so that Release and Purge forget it with
 // the movement; Release does not read it.
-func (s *Store) RecordContradiction(ctx context.Context, c billing.Contradiction) (bool, error) {
+func (s *Store) RecordContradiction(ctx context.Context, c storekit.Contradiction) (bool, error) {
 	if err := c.Validate(); err != nil {
 		return false, err
 	}
@@ -1105,12 +1105,12 @@ func (s *Store) RecordContradiction(ctx context.Context, c billing.Contradiction
 // compared with the start as that Track was given it, never on the store's clock: it
 // names one Track call, whatever the clocks did since. A movement tracked before the
 // schema kept that start is never released: its status check settles it.
-func (s *Store) Release(ctx context.Context, key billing.MovementKey, startedAt time.Time) (bool, error) {
+func (s *Store) Release(ctx context.Context, key storekit.MovementKey, startedAt time.Time) (bool, error) {
 	if err := key.Validate(); err != nil {
 		return false, err
 	}
 	if startedAt.IsZero() {
-		return false, &billing.ValidationError{Field: "startedAt", Rule: "is required"}
+		return false, &storekit.ValidationError{Field: "startedAt", Rule: "is required"}
 	}
 	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM billing_movements m
 		WHERE callback_kind = $1 AND client_reference = $2 AND kind IS NOT NULL AND outcome_id IS NULL
@@ -1130,13 +1130,13 @@ func (s *Store) Release(ctx context.Context, key billing.MovementKey, startedAt 
 
 // RecordReference records the service's reference of the tracked movement key, keeping
 // one already recorded, in one statement that returns the movement as stored.
-// billing.ErrNotTracked when key is not tracked.
-func (s *Store) RecordReference(ctx context.Context, key billing.MovementKey, serviceReference string) (billing.Movement, error) {
+// storekit.ErrNotTracked when key is not tracked.
+func (s *Store) RecordReference(ctx context.Context, key storekit.MovementKey, serviceReference string) (storekit.Movement, error) {
 	if err := key.Validate(); err != nil {
-		return billing.Movement{}, err
+		return storekit.Movement{}, err
 	}
-	if err := validateServiceReference(serviceReference); err != nil {
-		return billing.Movement{}, err
+	if err := storekit.ValidateReference("serviceReference", serviceReference, storekit.MaxServiceReference); err != nil {
+		return storekit.Movement{}, err
 	}
 	e, err := scanEntry(s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements
 		SET service_reference = CASE WHEN service_reference = '' THEN $4 ELSE service_reference END
@@ -1144,40 +1144,17 @@ func (s *Store) RecordReference(ctx context.Context, key billing.MovementKey, se
 		RETURNING `+movementColumns), s.now(), key.Callback, key.ClientReference, serviceReference))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return billing.Movement{}, fmt.Errorf("%w: %s %q", billing.ErrNotTracked, key.Callback, key.ClientReference)
+		return storekit.Movement{}, fmt.Errorf("%w: %s %q", storekit.ErrNotTracked, key.Callback, key.ClientReference)
 	case err != nil:
-		return billing.Movement{}, fmt.Errorf("pgstore: recording the reference of %s: %w", key.ClientReference, err)
+		return storekit.Movement{}, fmt.Errorf("pgstore: recording the reference of %s: %w", key.ClientReference, err)
 	}
 	return e.Movement, nil
-}
-
-// maxServiceReference bounds a reference the service hands out, as package billing
-// bounds it (Movement.Validate).
-const maxServiceReference = 64
-
-// validateServiceReference applies the rule package billing's memory store applies to
-// a service's reference: 1 to maxServiceReference letters, digits, hyphens and
-// underscores, so that both stores refuse the same input.
-func validateServiceReference(v string) error {
-	const field = "serviceReference"
-	switch {
-	case v == "":
-		return &billing.ValidationError{Field: field, Rule: "is required"}
-	case len(v) > maxServiceReference:
-		return &billing.ValidationError{Field: field, Rule: fmt.Sprintf("must be at most %d characters", maxServiceReference)}
-	}
-	for _, c := range []byte(v) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return &billing.ValidationError{Field: field, Rule: "must be letters, digits, hyphens and underscores only"}
-		}
-	}
-	return nil
 }
 
 // Purge forgets what retention no longer asks to keep, in one transaction.
 func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) {
 	if before.IsZero() {
-		return 0, &billing.ValidationError{Field: "before", Rule: "is required"}
+		return 0, &storekit.ValidationError{Field: "before", Rule: "is required"}
 	}
 	now := s.now()
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 	"github.com/billingsdk/billing-go/storetest"
 )
 
@@ -76,7 +76,7 @@ func newStore(t testing.TB) *pgstore.Store {
 
 func TestStoreConformance(t *testing.T) {
 	databaseURL(t)
-	storetest.Run(t, func(t *testing.T) billing.Store { return newStore(t) })
+	storetest.Run(t, func(t *testing.T) storekit.Store { return newStore(t) })
 }
 
 // Instances starting together on an empty database all succeed, and the schema is
@@ -121,9 +121,9 @@ func TestNewRefusesANewerSchema(t *testing.T) {
 	if _, err := pgstore.New(context.Background(), db); err == nil {
 		t.Fatal("New accepted a schema newer than it knows")
 	}
-	var ve *billing.ValidationError
+	var ve *storekit.ValidationError
 	if _, err := pgstore.New(context.Background(), nil); !errors.As(err, &ve) {
-		t.Fatalf("New(nil) = %v, want a *billing.ValidationError", err)
+		t.Fatalf("New(nil) = %v, want a *storekit.ValidationError", err)
 	}
 }
 
@@ -134,7 +134,7 @@ func TestTwoInstancesShareOneDatabase(t *testing.T) {
 	ctx := context.Background()
 	a, b := newTestStore(t, db), newTestStore(t, db)
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-	m := billing.Movement{Kind: billing.KindSend, ClientReference: "shared1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+	m := storekit.Movement{Kind: storekit.KindSend, ClientReference: "shared1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 	if _, _, err := a.Track(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +145,12 @@ func TestTwoInstancesShareOneDatabase(t *testing.T) {
 	if got, err := a.ClaimDue(ctx, "a", t0.Add(5*time.Minute), t0.Add(6*time.Minute), 10); err != nil || len(got) != 0 {
 		t.Fatalf("a claimed what b holds: %+v, %v", got, err)
 	}
-	o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: t0.Add(5 * time.Minute)}
+	o := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: t0.Add(5 * time.Minute)}
 	if _, _, err := b.Settle(ctx, m.Key(), o, nil); err != nil {
 		t.Fatal(err)
 	}
 	e, err := a.Get(ctx, m.Key())
-	if err != nil || e.Final == nil || !e.Final.Outcome.Succeeded() || e.Final.Outcome.Kind != billing.KindSend {
+	if err != nil || e.Final == nil || !(e.Final.Outcome.State == storekit.StateSucceeded) || e.Final.Outcome.Kind != storekit.KindSend {
 		t.Fatalf("a reads %+v, %v", e, err)
 	}
 }
@@ -171,15 +171,15 @@ func BenchmarkMovement(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ref := fmt.Sprintf("bench%09d", i)
 		now := t0.Add(time.Duration(i) * time.Millisecond)
-		m := billing.Movement{Kind: billing.KindReceive, ClientReference: ref, StartedAt: now, Deadline: now.Add(5 * time.Minute)}
+		m := storekit.Movement{Kind: storekit.KindReceive, ClientReference: ref, StartedAt: now, Deadline: now.Add(5 * time.Minute)}
 		if _, _, err := s.Track(ctx, m); err != nil {
 			b.Fatal(err)
 		}
-		c := billing.Callback{Key: m.Key(), DedupeKey: "transaction/" + ref, Body: body, At: now}
+		c := storekit.Callback{Key: m.Key(), DedupeKey: "transaction/" + ref, Body: body, At: now}
 		if _, err := s.BeginCallback(ctx, c, "bench", now.Add(time.Minute)); err != nil {
 			b.Fatal(err)
 		}
-		o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, Amount: 5000, At: now}
+		o := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, Amount: 5000, At: now}
 		if _, _, err := s.Settle(ctx, m.Key(), o, body); err != nil {
 			b.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func BenchmarkTrack(b *testing.B) {
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m := billing.Movement{Kind: billing.KindSend, ClientReference: fmt.Sprintf("t%09d", i), StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+		m := storekit.Movement{Kind: storekit.KindSend, ClientReference: fmt.Sprintf("t%09d", i), StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 		if _, _, err := s.Track(ctx, m); err != nil {
 			b.Fatal(err)
 		}
@@ -211,8 +211,8 @@ func BenchmarkDeliver(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		ref := fmt.Sprintf("d%09d", i)
-		k := billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: ref}
-		c := billing.Callback{Key: k, DedupeKey: "payout/" + ref, Body: body, At: t0}
+		k := storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: ref}
+		c := storekit.Callback{Key: k, DedupeKey: "payout/" + ref, Body: body, At: t0}
 		if _, err := s.BeginCallback(ctx, c, "bench", t0.Add(time.Minute)); err != nil {
 			b.Fatal(err)
 		}
@@ -226,15 +226,15 @@ func BenchmarkSettle(b *testing.B) {
 	s := benchStore(b)
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-	keys := make([]billing.MovementKey, b.N)
+	keys := make([]storekit.MovementKey, b.N)
 	for i := range keys {
-		m := billing.Movement{Kind: billing.KindSend, ClientReference: fmt.Sprintf("s%09d", i), StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+		m := storekit.Movement{Kind: storekit.KindSend, ClientReference: fmt.Sprintf("s%09d", i), StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 		if _, _, err := s.Track(ctx, m); err != nil {
 			b.Fatal(err)
 		}
 		keys[i] = m.Key()
 	}
-	o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, Amount: 5000, At: t0}
+	o := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, Amount: 5000, At: t0}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := s.Settle(ctx, keys[i], o, nil); err != nil {
@@ -262,11 +262,11 @@ func TestStoredCallbackIsNotParsedBack(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	body := []byte(`{"ResponseCode":"0000","Data":{"ClientReference":"audit1","TransactionId":"forged","Amount":999}}`)
-	m := billing.Movement{Kind: billing.KindReceive, ClientReference: "audit1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
+	m := storekit.Movement{Kind: storekit.KindReceive, ClientReference: "audit1", StartedAt: t0, Deadline: t0.Add(5 * time.Minute)}
 	if _, _, err := s.Track(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, TransactionID: "truth", Amount: 5000, At: t0}
+	o := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, TransactionID: "truth", Amount: 5000, At: t0}
 	if _, _, err := s.Settle(ctx, m.Key(), o, body); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestStoredCallbackIsNotParsedBack(t *testing.T) {
 	if string(e.Final.Body) != string(body) {
 		t.Fatalf("kept body %q", e.Final.Body)
 	}
-	if got := e.Final.Outcome; got.Event != nil || got.TransactionID != "truth" || got.Amount != 5000 {
+	if got := e.Final.Outcome; got.TransactionID != "truth" || got.Amount != 5000 {
 		t.Fatalf("outcome read back = %+v; want its own fields and no event parsed from the body", got)
 	}
 }

@@ -18,12 +18,13 @@ import (
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 	"github.com/billingsdk/billing-go/storetest"
 )
 
 func TestTrackerInstances(t *testing.T) {
 	databaseURL(t)
-	storetest.RunTracker(t, func(t *testing.T) billing.Store { return newStore(t) })
+	storetest.RunTracker(t, func(t *testing.T) storekit.Store { return newStore(t) })
 }
 
 // TestSoak runs three instances over a thousand movements on PostgreSQL: every outcome

@@ -65,7 +65,7 @@ func (w *world) whilePurgingReuse(rt *rapid.T) {
 		w.violate("%s %s, reused while its purge ran, moved money: the sandbox held %+v (balance %d), now %+v (balance %d)",
 			again.kind, again.ref, was.records, was.balance, now.records, now.balance)
 	}
-	key, _ := billing.KeyOf(m.kind, m.ref)
+	key := storekit.Movement{Kind: string(m.kind), ClientReference: m.ref}.Key()
 	if e, err := w.store.Get(context.Background(), key); err != nil || e.Tracked || !e.Forgotten {
 		w.violate("%s %s, reused while its purge ran, is not its tombstone alone: %+v, %v", m.kind, m.ref, e, err)
 	}
@@ -196,11 +196,11 @@ func (w *world) withSlowReportsOnTwoInstances(rt *rapid.T) {
 // observedStore says progress on the calls of a store about reports, so that a wait for
 // quiet sees the claims, renewals and marks under way.
 type observedStore struct {
-	billing.Store
+	storekit.Store
 	say func()
 }
 
-func (o observedStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Settlement, error) {
+func (o observedStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Settlement, error) {
 	defer o.say()
 	return o.Store.ClaimUnreported(ctx, owner, now, leaseUntil, limit)
 }

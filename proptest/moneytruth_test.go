@@ -22,6 +22,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/billingtest"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // TestMoneyTruth drives random interleavings of money movements against the sandbox and
@@ -158,7 +159,7 @@ type world struct {
 	wire     billingtest.Wire
 	srv      *billingtest.Server
 	client   *billing.Client
-	store    billing.Store
+	store    storekit.Store
 	clock    *roundClock
 	tracker  *billing.Tracker
 	handler  atomic.Pointer[http.Handler]
@@ -713,7 +714,7 @@ func (w *world) useForgottenRef(rt *rapid.T) {
 		}
 	}
 	w.checkForgottenRefusal("using again", kind, m.ref, err, was)
-	key, _ := billing.KeyOf(kind, m.ref)
+	key := storekit.Movement{Kind: string(kind), ClientReference: m.ref}.Key()
 	if e, err := w.store.Get(ctx, key); err != nil || e.Tracked {
 		w.violate("%s %s, forgotten, is tracked again after a refused use (store: %+v, %v)", kind, m.ref, e, err)
 	}
@@ -778,11 +779,7 @@ func (w *world) checkRetention() {
 			continue
 		}
 		seen[sk] = true
-		key, err := billing.KeyOf(kind, m.ref)
-		if err != nil {
-			w.violate("the key of %s %s: %v", kind, m.ref, err)
-			continue
-		}
+		key := storekit.Movement{Kind: string(kind), ClientReference: m.ref}.Key()
 		e, err := w.store.Get(context.Background(), key)
 		w.mu.Lock()
 		forgotten, at := w.forgotten[sk], w.reportedAt[sk]

@@ -4,20 +4,19 @@ import (
 	"fmt"
 	"time"
 
-	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/storekit"
 )
 
 // A store's Settle reads what it holds for the key, merges the new outcome into it by
 // the shared rules, and writes back what MergeOutcome returns.
 func ExampleMergeOutcome() {
-	key := billing.MovementKey{Callback: billing.EventKindTransaction, ClientReference: "ord-1"}
+	key := storekit.MovementKey{Callback: storekit.CallbackTransaction, ClientReference: "ord-1"}
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 	held, _, _ := storekit.MergeOutcome(nil, key,
-		billing.Outcome{State: billing.EventFailed, Source: billing.SourceCallback, At: at}, []byte(`{"...":"..."}`))
+		storekit.Outcome{State: storekit.StateFailed, Source: storekit.SourceCallback, At: at}, []byte(`{"...":"..."}`))
 	next, changed, err := storekit.MergeOutcome(&held, key,
-		billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: at.Add(time.Minute)}, nil)
+		storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: at.Add(time.Minute)}, nil)
 	fmt.Println(next.Outcome.State, changed, err)
 	fmt.Println(held.ID, "->", next.ID, "disagreed:", next.Disagreed)
 	// Output:

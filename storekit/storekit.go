@@ -1,60 +1,167 @@
-// Package storekit is for those who implement a billing.Store, the way package
-// database/sql/driver is for those who implement a database driver: the rules every
-// store applies alike, the sentinel and the bound of its answers, and the optional
-// interfaces a store may add to save the Tracker round trips. Merchants never import it;
-// they pass a store (billing.NewMemoryStore, pgstore.New) to billing.TrackerOptions.
+// Package storekit is for those who implement a store for a billing.Tracker, the way
+// package database/sql/driver is for those who implement a database driver: the Store
+// interface and the records it keeps, in types of their own with plain fields (strings,
+// integers, times), the rules every store applies alike (MergeOutcome, ValidateClaim),
+// the sentinels and bounds of its answers, and the optional interfaces a store may add
+// to save the Tracker round trips. It imports nothing of package billing; billing
+// converts its own values to these at the one place the Tracker calls its store.
 //
-// Package storetest checks an implementation against the rules.
+// Merchants pass a store (billing.NewMemoryStore, pgstore.New) to
+// billing.TrackerOptions.Store and never need the names here. Package storetest checks
+// an implementation against the rules; NewMemoryStore is one built on them.
 package storekit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
-
-	billing "github.com/billingsdk/billing-go"
-	"github.com/billingsdk/billing-go/internal/storeabi"
 )
 
 // ErrLeaseLost is matched (errors.Is) by the error of a Store call made under a claim
 // the caller no longer holds: its lease ended and another owner took it, or the movement
 // was settled meanwhile. A store wraps it; the Tracker then drops the work, which the
 // claim's holder does.
-var ErrLeaseLost = storeabi.ErrLeaseLost
+var ErrLeaseLost = errors.New("billing: store lease lost")
+
+// ErrForgotten is matched (errors.Is) by the error of Track for a key whose movement was
+// settled, reported and forgotten after its retention (see Store.Purge). It is the error
+// billing.ErrForgotten names.
+var ErrForgotten = errors.New("billing: movement forgotten after its retention")
+
+// ErrNotTracked is matched (errors.Is) by the error of a Store call about a movement the
+// store does not track. It is the error billing.ErrNotTracked names.
+var ErrNotTracked = errors.New("billing: movement not tracked")
+
+// ErrStoreFull is matched (errors.Is) when a store bounded in memory (NewMemoryStore)
+// holds as much as it may and nothing can be forgotten (all is pending or unreported).
+// Nothing was recorded: the Tracker does not send the movement.
+var ErrStoreFull = errors.New("billing: store full")
 
 // MaxClaim, 1,000, is the most a single ClaimDue, ClaimUnreported or Callbacks
 // returns, and the most each list of a Reconcile holds, whatever limit is asked, so
 // that one call bounds its memory.
-const MaxClaim = storeabi.MaxClaim
+const MaxClaim = 1000
 
-// merge is package billing's own merge, the one its in-memory store applies.
-var merge = storeabi.MergeOutcome.(func(*billing.Settlement, billing.MovementKey, billing.Outcome, []byte) (billing.Settlement, bool, error))
+// MaxBodyBytes bounds a callback's raw body a store is given to keep: a Callback's, a
+// Settle's and a Contradiction's. It is billing.MaxEventBytes.
+const MaxBodyBytes = 1 << 20
 
-// MergeOutcome applies the precedence rules of final outcomes: o, a final outcome for
-// key, arrives where prev (nil when none) is stored. It returns the settlement to store
-// next and whether o became its outcome. A Store's Settle stores what it returns.
-//
-// Final states are ranked: money moved (succeeded, mismatched) outranks nothing moved
-// (failed, expired), which outranks not knowing (unknown). A state of higher rank
-// replaces one of lower rank under a new ID, unreported, so it is reported again; at
-// equal rank the first stands. One exception: a refusal of the movement's own request
-// (Source SourceRequest) is never replaced, since the service refused the only request
-// made under it, so a success reported later under that reference is another
-// movement's (a reused reference). A final state from another source that differs sets
-// Disagreed. o that is not final, has no source or no time is a *billing.ValidationError.
-func MergeOutcome(prev *billing.Settlement, key billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool, error) {
-	return merge(prev, key, o, body)
+// MaxClientReference bounds the client reference of a movement: no movement's is longer.
+const MaxClientReference = 36
+
+// MaxServiceReference bounds a movement's ServiceReference.
+const MaxServiceReference = 64
+
+// MaxTrackID bounds Movement.TrackID.
+const MaxTrackID = 64
+
+// MaxClaimedState bounds Contradiction.Claimed: longer than any state.
+const MaxClaimedState = 32
+
+// The kinds of money movement a store tracks (Movement.Kind), the values of billing's
+// Kind constants.
+const (
+	KindReceive      = "receive"
+	KindDirectDebit  = "direct_debit"
+	KindSend         = "send"
+	KindBankTransfer = "bank_transfer"
+	KindMandate      = "mandate"
+	KindCheckout     = "checkout"
+)
+
+// The callback shapes of the movements (MovementKey.Callback), the values of billing's
+// EventKind constants: a callback does not say which of the kinds sharing its shape it
+// reports, so a movement is keyed by its shape.
+const (
+	CallbackTransaction      = "transaction"       // KindReceive, KindDirectDebit
+	CallbackPayout           = "payout"            // KindSend, KindBankTransfer
+	CallbackMandate          = "mandate"           // KindMandate
+	CallbackPaymentSucceeded = "payment.succeeded" // KindCheckout
+)
+
+// kindCallbacks maps each kind to the shape of its callbacks.
+var kindCallbacks = map[string]string{
+	KindReceive: CallbackTransaction, KindDirectDebit: CallbackTransaction,
+	KindSend: CallbackPayout, KindBankTransfer: CallbackPayout,
+	KindMandate: CallbackMandate, KindCheckout: CallbackPaymentSucceeded,
 }
 
-// ValidateClaim returns a *billing.ValidationError for a claim a Store must refuse: an
-// empty owner, a lease that ends at or before now, or a limit below one. It returns the
-// limit capped at MaxClaim.
-func ValidateClaim(owner string, now, leaseUntil time.Time, limit int) (int, error) {
-	return storeabi.ValidateClaim(owner, now, leaseUntil, limit)
+// CallbackOf returns the callback shape of the movements of kind, and false for a kind
+// no movement has.
+func CallbackOf(kind string) (string, bool) {
+	c, ok := kindCallbacks[kind]
+	return c, ok
 }
 
-// ValidateOwner returns a *billing.ValidationError for an empty owner.
-func ValidateOwner(owner string) error {
-	return storeabi.ValidateOwner(owner)
+// isMovementCallback reports whether callback is the shape of some kind's callbacks.
+func isMovementCallback(callback string) bool {
+	for _, c := range kindCallbacks {
+		if c == callback {
+			return true
+		}
+	}
+	return false
+}
+
+// The states of an outcome (Outcome.State), the values of billing's EventState
+// constants. A store keeps only final ones; StatePending is what a Contradiction may
+// claim.
+const (
+	StateSucceeded  = "succeeded"
+	StateMismatched = "mismatched"
+	StateFailed     = "failed"
+	StateExpired    = "expired"
+	StateUnknown    = "unknown"
+	StatePending    = "pending"
+)
+
+// finalRank orders the final states: money moved outranks nothing moved, which outranks
+// not knowing. Other states are not final (rank 0).
+var finalRank = map[string]int{
+	StateSucceeded: 3, StateMismatched: 3,
+	StateFailed: 2, StateExpired: 2,
+	StateUnknown: 1,
+}
+
+// IsFinal reports whether state is a final one: succeeded, mismatched, failed, expired
+// or unknown.
+func IsFinal(state string) bool { return finalRank[state] > 0 }
+
+// Rank returns the rank of a final state in the precedence MergeOutcome applies: 3 when
+// money moved (succeeded, mismatched), 2 when nothing moved (failed, expired), 1 for
+// unknown, 0 for a state that is not final.
+func Rank(state string) int { return finalRank[state] }
+
+// Where an outcome came from (Outcome.Source), the values of billing's OutcomeSource
+// constants.
+const (
+	SourceCallback    = "callback"
+	SourceStatusCheck = "status_check"
+	SourceRequest     = "request"
+)
+
+// ValidationError is the error of a Store call given a value it must refuse: Field
+// names it, Rule says what it must be. The Tracker answers its caller with a
+// *billing.ValidationError of the same field and rule.
+type ValidationError struct {
+	Field string
+	Rule  string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("billing: invalid %s: %s", e.Field, e.Rule)
+}
+
+func invalid(field, rule string) *ValidationError {
+	return &ValidationError{Field: field, Rule: rule}
+}
+
+// Clock is the clock a Tracker's times come from: billing.Clock, which every value of
+// that type satisfies.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
 }
 
 // CallbackEntryBeginner is implemented by a Store that reads, in the same round trip as
@@ -62,7 +169,7 @@ func ValidateOwner(owner string) error {
 // The callback handler then learns the kind a reference is tracked as without a round
 // trip of its own. It is optional: without it the handler calls Get.
 type CallbackEntryBeginner interface {
-	BeginCallbackEntry(ctx context.Context, c billing.Callback, owner string, leaseUntil time.Time) (billing.CallbackClaim, billing.Entry, error)
+	BeginCallbackEntry(ctx context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error)
 }
 
 // EntryTracker is implemented by a Store whose Track answers, in the same round trip,
@@ -75,14 +182,14 @@ type EntryTracker interface {
 	// tracked (with the outcome it adopted, when its callback came first); with created
 	// false, the movement tracked before it, or the outcome settled before any Track as
 	// another kind's, which it refused to adopt.
-	TrackEntry(ctx context.Context, m billing.Movement) (e billing.Entry, created bool, err error)
+	TrackEntry(ctx context.Context, m Movement) (e Entry, created bool, err error)
 
 	// TrackNew is TrackEntry for a movement whose request is sent next: it tracks m only
 	// when its key holds neither a movement nor an outcome. An outcome there, whatever
 	// its kind, is another movement's (this one has not been sent), and adopting it would
 	// report it as this one's. When it tracks nothing it answers what the key holds, with
 	// created false.
-	TrackNew(ctx context.Context, m billing.Movement) (e billing.Entry, created bool, err error)
+	TrackNew(ctx context.Context, m Movement) (e Entry, created bool, err error)
 }
 
 // ReportLeaseRenewer is implemented by a Store that can extend a claim of
@@ -106,15 +213,15 @@ type ReportLeaseRenewer interface {
 // already), makes NewTracker panic with it: a mismatch shows at start, never as
 // movements that never fall due.
 type ClockUser interface {
-	UseClock(c billing.Clock) error
+	UseClock(c Clock) error
 }
 
 // ContradictionRecorder is implemented by a Store that keeps a record of the callbacks
-// the status check contradicted (billing.Contradiction), so that Reconcile lists the
-// movement (Reconciliation.Contradicted) though nothing was settled. The Tracker's
-// handler records through it when it refuses a callback because the status check
-// contradicted it, never when the status check could not be asked. It is optional:
-// without it such a callback is only logged.
+// the status check contradicted (Contradiction), so that Reconcile lists the movement
+// (Reconciliation.Contradicted) though nothing was settled. The Tracker's handler
+// records through it when it refuses a callback because the status check contradicted
+// it, never when the status check could not be asked. It is optional: without it such a
+// callback is only logged.
 //
 // The record is audit only. It settles nothing and is never reported; Release ignores
 // it (a forged callback must not pin a movement whose request never left), and Release
@@ -125,6 +232,6 @@ type ContradictionRecorder interface {
 	// reference no one tracks is only logged, so that forged callbacks for made-up
 	// references take no room). The first contradiction of a movement is kept, with its
 	// claimed state and body; later ones count (Count) and move LastAt. c that does not
-	// validate (billing.Contradiction.Validate) is refused with its error.
-	RecordContradiction(ctx context.Context, c billing.Contradiction) (recorded bool, err error)
+	// validate (Contradiction.Validate) is refused with its error.
+	RecordContradiction(ctx context.Context, c Contradiction) (recorded bool, err error)
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/storekit"
 )
 
@@ -16,7 +15,7 @@ import (
 // than MaxClaim at once.
 func TestTheMemoryStoreSpeaksStorekit(t *testing.T) {
 	ctx := context.Background()
-	s := billing.NewMemoryStore(2 * storekit.MaxClaim)
+	s := storekit.NewMemoryStore(storekit.MemoryStoreOptions{MaxMovements: 2 * storekit.MaxClaim})
 	renewer, ok := s.(storekit.ReportLeaseRenewer)
 	if !ok {
 		t.Fatalf("the in-memory store does not renew report claims")
@@ -26,7 +25,7 @@ func TestTheMemoryStoreSpeaksStorekit(t *testing.T) {
 		t.Errorf("renewing an outcome nobody claimed: %v, want ErrLeaseLost", err)
 	}
 	for i := range storekit.MaxClaim + 5 {
-		m := billing.Movement{Kind: billing.KindReceive, ClientReference: fmt.Sprintf("r%d", i), StartedAt: now, Deadline: now}
+		m := storekit.Movement{Kind: storekit.KindReceive, ClientReference: fmt.Sprintf("r%d", i), StartedAt: now, Deadline: now}
 		if _, _, err := s.Track(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +51,7 @@ func TestValidateClaim(t *testing.T) {
 		{"a", now, now.Add(time.Second), 0, "limit"},
 	} {
 		_, err := storekit.ValidateClaim(c.owner, c.now, c.until, c.limit)
-		var verr *billing.ValidationError
+		var verr *storekit.ValidationError
 		if !errors.As(err, &verr) || verr.Field != c.field {
 			t.Errorf("ValidateClaim(%q, %v, %v, %d) = %v, want a ValidationError of %s", c.owner, c.now, c.until, c.limit, err, c.field)
 		}
@@ -66,19 +65,19 @@ func TestValidateClaim(t *testing.T) {
 }
 
 func TestMergeOutcomeRanks(t *testing.T) {
-	key := billing.MovementKey{Callback: billing.EventKindTransaction, ClientReference: "ord-1"}
+	key := storekit.MovementKey{Callback: storekit.CallbackTransaction, ClientReference: "ord-1"}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	failed := billing.Outcome{State: billing.EventFailed, Source: billing.SourceStatusCheck, At: at}
+	failed := storekit.Outcome{State: storekit.StateFailed, Source: storekit.SourceStatusCheck, At: at}
 	s, changed, err := storekit.MergeOutcome(nil, key, failed, nil)
-	if err != nil || !changed || s.Outcome.State != billing.EventFailed {
+	if err != nil || !changed || s.Outcome.State != storekit.StateFailed {
 		t.Fatalf("a first outcome: %+v, %v, %v", s, changed, err)
 	}
-	succeeded := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: at.Add(time.Second)}
+	succeeded := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, At: at.Add(time.Second)}
 	next, changed, err := storekit.MergeOutcome(&s, key, succeeded, []byte(`{}`))
-	if err != nil || !changed || next.Outcome.State != billing.EventSucceeded || next.ID == s.ID || !next.Disagreed {
+	if err != nil || !changed || next.Outcome.State != storekit.StateSucceeded || next.ID == s.ID || !next.Disagreed {
 		t.Errorf("a success over a failure: %+v, %v, %v; want it to replace the failure under a new ID, disagreeing", next, changed, err)
 	}
-	if _, _, err := storekit.MergeOutcome(nil, key, billing.Outcome{State: billing.EventPending, Source: billing.SourceCallback, At: at}, nil); err == nil {
+	if _, _, err := storekit.MergeOutcome(nil, key, storekit.Outcome{State: storekit.StatePending, Source: storekit.SourceCallback, At: at}, nil); err == nil {
 		t.Errorf("a pending outcome merged without error")
 	}
 }

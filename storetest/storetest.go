@@ -1,10 +1,10 @@
-// Package storetest checks a billing.Store against the rules a Tracker relies on: the
+// Package storetest checks a storekit.Store against the rules a Tracker relies on: the
 // outbox (Track is idempotent), the precedence of final outcomes, callback dedupe with
 // leases, claims of overdue movements and of unreported outcomes, reconciliation,
 // retention, and all of it under concurrent use. Run it from a store's tests:
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) billing.Store { return newEmptyStore(t) })
+//		storetest.Run(t, func(t *testing.T) storekit.Store { return newEmptyStore(t) })
 //	}
 package storetest
 
@@ -25,10 +25,10 @@ import (
 
 // Run runs the conformance suite as subtests of t. newStore returns an empty store for
 // one subtest; stores of different subtests must not share data.
-func Run(t *testing.T, newStore func(t *testing.T) billing.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) storekit.Store) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, billing.Store)
+		fn   func(*testing.T, storekit.Store)
 	}{
 		{"TrackIsIdempotent", testTrackIdempotent},
 		{"BadInputChangesNothing", testBadInput},
@@ -76,31 +76,31 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 
 const wait = 5 * time.Minute
 
-func movement(kind billing.Kind, ref string, started time.Duration) billing.Movement {
-	return billing.Movement{Kind: kind, ClientReference: ref, StartedAt: at(started), Deadline: at(started + wait)}
+func movement(kind string, ref string, started time.Duration) storekit.Movement {
+	return storekit.Movement{Kind: kind, ClientReference: ref, StartedAt: at(started), Deadline: at(started + wait)}
 }
 
-func key(t *testing.T, kind billing.Kind, ref string) billing.MovementKey {
+func key(t *testing.T, kind string, ref string) storekit.MovementKey {
 	t.Helper()
-	k, err := billing.KeyOf(kind, ref)
-	if err != nil {
-		t.Fatal(err)
+	k := storekit.Movement{Kind: kind, ClientReference: ref}.Key()
+	if k == (storekit.MovementKey{}) {
+		t.Fatalf("no movement has the kind %q", kind)
 	}
 	return k
 }
 
-func outcome(state billing.EventState, src billing.OutcomeSource, when time.Duration) billing.Outcome {
-	return billing.Outcome{State: state, Source: src, Code: "0000", TransactionID: "tx-" + string(state), Amount: 5000, Charges: 50, At: at(when)}
+func outcome(state string, src string, when time.Duration) storekit.Outcome {
+	return storekit.Outcome{State: state, Source: src, Code: "0000", TransactionID: "tx-" + state, Amount: 5000, Charges: 50, At: at(when)}
 }
 
-func track(t *testing.T, s billing.Store, m billing.Movement) {
+func track(t *testing.T, s storekit.Store, m storekit.Movement) {
 	t.Helper()
 	if _, _, err := s.Track(context.Background(), m); err != nil {
 		t.Fatalf("Track(%s %s): %v", m.Kind, m.ClientReference, err)
 	}
 }
 
-func settle(t *testing.T, s billing.Store, k billing.MovementKey, o billing.Outcome, body []byte) (billing.Settlement, bool) {
+func settle(t *testing.T, s storekit.Store, k storekit.MovementKey, o storekit.Outcome, body []byte) (storekit.Settlement, bool) {
 	t.Helper()
 	st, changed, err := s.Settle(context.Background(), k, o, body)
 	if err != nil {
@@ -109,7 +109,7 @@ func settle(t *testing.T, s billing.Store, k billing.MovementKey, o billing.Outc
 	return st, changed
 }
 
-func get(t *testing.T, s billing.Store, k billing.MovementKey) billing.Entry {
+func get(t *testing.T, s storekit.Store, k storekit.MovementKey) storekit.Entry {
 	t.Helper()
 	e, err := s.Get(context.Background(), k)
 	if err != nil {
@@ -118,7 +118,7 @@ func get(t *testing.T, s billing.Store, k billing.MovementKey) billing.Entry {
 	return e
 }
 
-func claimDue(t *testing.T, s billing.Store, owner string, now, until time.Duration) []billing.Movement {
+func claimDue(t *testing.T, s storekit.Store, owner string, now, until time.Duration) []storekit.Movement {
 	t.Helper()
 	ms, err := s.ClaimDue(context.Background(), owner, at(now), at(until), 100)
 	if err != nil {
@@ -127,7 +127,7 @@ func claimDue(t *testing.T, s billing.Store, owner string, now, until time.Durat
 	return ms
 }
 
-func refs(ms []billing.Movement) []string {
+func refs(ms []storekit.Movement) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.ClientReference
@@ -135,7 +135,7 @@ func refs(ms []billing.Movement) []string {
 	return out
 }
 
-func wantRefs(t *testing.T, what string, got []billing.Movement, want ...string) {
+func wantRefs(t *testing.T, what string, got []storekit.Movement, want ...string) {
 	t.Helper()
 	g := refs(got)
 	if fmt.Sprint(sorted(g)) != fmt.Sprint(sorted(want)) {
@@ -164,15 +164,15 @@ func wantLeaseLost(t *testing.T, what string, err error) {
 
 func wantValidation(t *testing.T, what string, err error) {
 	t.Helper()
-	var ve *billing.ValidationError
+	var ve *storekit.ValidationError
 	if !errors.As(err, &ve) {
-		t.Fatalf("%s: err = %v, want *billing.ValidationError", what, err)
+		t.Fatalf("%s: err = %v, want *storekit.ValidationError", what, err)
 	}
 }
 
-func testTrackIdempotent(t *testing.T, s billing.Store) {
+func testTrackIdempotent(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	m := movement(billing.KindSend, "pay1", 0)
+	m := movement(storekit.KindSend, "pay1", 0)
 	got, created, err := s.Track(ctx, m)
 	if err != nil || !created {
 		t.Fatalf("first Track: created=%v err=%v", created, err)
@@ -180,7 +180,7 @@ func testTrackIdempotent(t *testing.T, s billing.Store) {
 	if !got.StartedAt.Equal(m.StartedAt) || !got.Deadline.Equal(m.Deadline) || !got.NextCheckAt.Equal(m.Deadline) || got.Checks != 0 {
 		t.Fatalf("first Track stored %+v", got)
 	}
-	again := movement(billing.KindSend, "pay1", time.Minute)
+	again := movement(storekit.KindSend, "pay1", time.Minute)
 	got, created, err = s.Track(ctx, again)
 	if err != nil || created {
 		t.Fatalf("second Track: created=%v err=%v", created, err)
@@ -189,42 +189,42 @@ func testTrackIdempotent(t *testing.T, s billing.Store) {
 		t.Fatalf("second Track changed the movement: %+v", got)
 	}
 	e := get(t, s, m.Key())
-	if !e.Tracked || e.Final != nil || e.Movement.Kind != billing.KindSend || e.Movement.ClientReference != "pay1" || !e.Movement.StartedAt.Equal(m.StartedAt) {
+	if !e.Tracked || e.Final != nil || e.Movement.Kind != storekit.KindSend || e.Movement.ClientReference != "pay1" || !e.Movement.StartedAt.Equal(m.StartedAt) {
 		t.Fatalf("Get = %+v", e)
 	}
 	// A bank transfer with the same reference shares the payout callbacks, so it is the
 	// same movement to the store.
-	got, created, err = s.Track(ctx, movement(billing.KindBankTransfer, "pay1", 0))
-	if err != nil || created || got.Kind != billing.KindSend {
+	got, created, err = s.Track(ctx, movement(storekit.KindBankTransfer, "pay1", 0))
+	if err != nil || created || got.Kind != storekit.KindSend {
 		t.Fatalf("Track of the same key with another kind: %+v created=%v err=%v", got, created, err)
 	}
-	if e := get(t, s, key(t, billing.KindReceive, "unknown")); e.Tracked || e.Final != nil {
+	if e := get(t, s, key(t, storekit.KindReceive, "unknown")); e.Tracked || e.Final != nil {
 		t.Fatalf("Get of an unknown key = %+v, want zero", e)
 	}
 }
 
-func testBadInput(t *testing.T, s billing.Store) {
+func testBadInput(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	bad := []billing.Movement{
+	bad := []storekit.Movement{
 		{Kind: "wire", ClientReference: "bad1", StartedAt: at(0), Deadline: at(wait)},
-		{Kind: billing.KindSend, ClientReference: "", StartedAt: at(0), Deadline: at(wait)},
-		{Kind: billing.KindSend, ClientReference: "bad3", Deadline: at(wait)},
-		{Kind: billing.KindSend, ClientReference: "bad4", StartedAt: at(wait), Deadline: at(0)},
+		{Kind: storekit.KindSend, ClientReference: "", StartedAt: at(0), Deadline: at(wait)},
+		{Kind: storekit.KindSend, ClientReference: "bad3", Deadline: at(wait)},
+		{Kind: storekit.KindSend, ClientReference: "bad4", StartedAt: at(wait), Deadline: at(0)},
 	}
 	for _, m := range bad {
 		_, _, err := s.Track(ctx, m)
 		wantValidation(t, fmt.Sprintf("Track(%+v)", m), err)
 	}
-	k := key(t, billing.KindSend, "bad4")
+	k := key(t, storekit.KindSend, "bad4")
 	if e := get(t, s, k); e.Tracked {
 		t.Fatalf("a refused Track was recorded: %+v", e)
 	}
-	for _, o := range []billing.Outcome{
-		outcome(billing.EventPending, billing.SourceStatusCheck, 0),
-		outcome(billing.EventSucceeded, "", 0),
-		{State: billing.EventSucceeded, Source: billing.SourceCallback},
-		func() billing.Outcome {
-			o := outcome(billing.EventSucceeded, billing.SourceCallback, 0)
+	for _, o := range []storekit.Outcome{
+		outcome(storekit.StatePending, storekit.SourceStatusCheck, 0),
+		outcome(storekit.StateSucceeded, "", 0),
+		{State: storekit.StateSucceeded, Source: storekit.SourceCallback},
+		func() storekit.Outcome {
+			o := outcome(storekit.StateSucceeded, storekit.SourceCallback, 0)
 			o.ClientReference = "another"
 			return o
 		}(),
@@ -232,9 +232,9 @@ func testBadInput(t *testing.T, s billing.Store) {
 		_, _, err := s.Settle(ctx, k, o, nil)
 		wantValidation(t, fmt.Sprintf("Settle(%+v)", o), err)
 	}
-	_, _, err := s.Settle(ctx, billing.MovementKey{Callback: billing.EventKindSubscriptionTrial, ClientReference: "x"}, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	_, _, err := s.Settle(ctx, storekit.MovementKey{Callback: "subscription.trial", ClientReference: "x"}, outcome(storekit.StateSucceeded, storekit.SourceCallback, 0), nil)
 	wantValidation(t, "Settle of a key that is no movement's", err)
-	_, _, err = s.Settle(ctx, k, outcome(billing.EventSucceeded, billing.SourceCallback, 0), make([]byte, billing.MaxEventBytes+1))
+	_, _, err = s.Settle(ctx, k, outcome(storekit.StateSucceeded, storekit.SourceCallback, 0), make([]byte, storekit.MaxBodyBytes+1))
 	wantValidation(t, "Settle with a body too large", err)
 	if e := get(t, s, k); e.Final != nil {
 		t.Fatalf("a refused Settle was recorded: %+v", e)
@@ -247,53 +247,53 @@ func testBadInput(t *testing.T, s billing.Store) {
 	wantValidation(t, "ClaimDue of nothing", err)
 	_, err = s.ClaimUnreported(ctx, "", at(0), at(time.Minute), 1)
 	wantValidation(t, "ClaimUnreported without an owner", err)
-	cb := billing.Callback{Key: k, DedupeKey: "d", At: at(0)}
-	_, err = s.BeginCallback(ctx, billing.Callback{Key: k, At: at(0)}, "a", at(time.Minute))
+	cb := storekit.Callback{Key: k, DedupeKey: "d", At: at(0)}
+	_, err = s.BeginCallback(ctx, storekit.Callback{Key: k, At: at(0)}, "a", at(time.Minute))
 	wantValidation(t, "BeginCallback without a dedupe key", err)
 	_, err = s.BeginCallback(ctx, cb, "", at(time.Minute))
 	wantValidation(t, "BeginCallback without an owner", err)
 	_, err = s.BeginCallback(ctx, cb, "a", at(0))
 	wantValidation(t, "BeginCallback with a lease ending now", err)
 	big := cb
-	big.Body = make([]byte, billing.MaxEventBytes+1)
+	big.Body = make([]byte, storekit.MaxBodyBytes+1)
 	_, err = s.BeginCallback(ctx, big, "a", at(time.Minute))
 	wantValidation(t, "BeginCallback with a body too large", err)
-	if claim, err := s.BeginCallback(ctx, cb, "a", at(time.Minute)); err != nil || claim != billing.CallbackClaimed {
+	if claim, err := s.BeginCallback(ctx, cb, "a", at(time.Minute)); err != nil || claim != storekit.CallbackClaimed {
 		t.Fatalf("refused BeginCallbacks left a trace: %v %v", claim, err)
 	}
 	_, err = s.Reconcile(ctx, at(time.Hour), at(0), at(time.Hour))
 	wantValidation(t, "Reconcile of an empty window", err)
 }
 
-func testFirstFinalStands(t *testing.T, s billing.Store) {
-	m := movement(billing.KindReceive, "order1", 0)
+func testFirstFinalStands(t *testing.T, s storekit.Store) {
+	m := movement(storekit.KindReceive, "order1", 0)
 	track(t, s, m)
 	k := m.Key()
-	first, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
-	if !changed || first.ID == "" || first.Outcome.Kind != billing.KindReceive || first.Outcome.ClientReference != "order1" || !first.ByCallback || first.Disagreed {
+	first, changed := settle(t, s, k, outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute), nil)
+	if !changed || first.ID == "" || first.Outcome.Kind != storekit.KindReceive || first.Outcome.ClientReference != "order1" || !first.ByCallback || first.Disagreed {
 		t.Fatalf("first Settle = %+v changed=%v", first, changed)
 	}
 	// The same success from the status check: agreed, changes no outcome.
-	st, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceStatusCheck, 2*time.Minute), nil)
+	st, changed := settle(t, s, k, outcome(storekit.StateSucceeded, storekit.SourceStatusCheck, 2*time.Minute), nil)
 	if changed || st.ID != first.ID || st.Disagreed || !st.ByStatusCheck || !st.ByCallback {
 		t.Fatalf("agreeing Settle = %+v changed=%v", st, changed)
 	}
 	// A failure after the success: never a downgrade, and the disagreement is kept.
-	st, changed = settle(t, s, k, outcome(billing.EventFailed, billing.SourceStatusCheck, 3*time.Minute), nil)
-	if changed || st.ID != first.ID || !st.Outcome.Succeeded() || !st.Disagreed {
+	st, changed = settle(t, s, k, outcome(storekit.StateFailed, storekit.SourceStatusCheck, 3*time.Minute), nil)
+	if changed || st.ID != first.ID || !(st.Outcome.State == storekit.StateSucceeded) || !st.Disagreed {
 		t.Fatalf("failure after success: %+v changed=%v", st, changed)
 	}
 	e := get(t, s, k)
-	if e.Final == nil || e.Final.ID != first.ID || !e.Final.Outcome.Succeeded() || !e.Final.Disagreed ||
-		e.Final.Outcome.Source != billing.SourceCallback || !e.Final.Outcome.At.Equal(at(time.Minute)) ||
+	if e.Final == nil || e.Final.ID != first.ID || !(e.Final.Outcome.State == storekit.StateSucceeded) || !e.Final.Disagreed ||
+		e.Final.Outcome.Source != storekit.SourceCallback || !e.Final.Outcome.At.Equal(at(time.Minute)) ||
 		e.Final.Outcome.Amount != 5000 || e.Final.Outcome.Charges != 50 || e.Final.Outcome.Code != "0000" || e.Final.Outcome.TransactionID != "tx-succeeded" {
 		t.Fatalf("Get after settling = %+v", e.Final)
 	}
 	// Two failures from callbacks: the first stands, no disagreement between sources.
-	m2 := movement(billing.KindSend, "pay2", 0)
+	m2 := movement(storekit.KindSend, "pay2", 0)
 	track(t, s, m2)
-	f1, _ := settle(t, s, m2.Key(), outcome(billing.EventFailed, billing.SourceCallback, time.Minute), nil)
-	o := outcome(billing.EventFailed, billing.SourceCallback, 2*time.Minute)
+	f1, _ := settle(t, s, m2.Key(), outcome(storekit.StateFailed, storekit.SourceCallback, time.Minute), nil)
+	o := outcome(storekit.StateFailed, storekit.SourceCallback, 2*time.Minute)
 	o.Code = "4075"
 	f2, changed := settle(t, s, m2.Key(), o, nil)
 	if changed || f2.ID != f1.ID || f2.Outcome.Code != "0000" || f2.Disagreed {
@@ -301,12 +301,12 @@ func testFirstFinalStands(t *testing.T, s billing.Store) {
 	}
 }
 
-func testSuccessReplacesFailure(t *testing.T, s billing.Store) {
+func testSuccessReplacesFailure(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	m := movement(billing.KindSend, "pay1", 0)
+	m := movement(storekit.KindSend, "pay1", 0)
 	track(t, s, m)
 	k := m.Key()
-	failed, _ := settle(t, s, k, outcome(billing.EventFailed, billing.SourceStatusCheck, wait), nil)
+	failed, _ := settle(t, s, k, outcome(storekit.StateFailed, storekit.SourceStatusCheck, wait), nil)
 	claimed, err := s.ClaimUnreported(ctx, "a", at(wait), at(wait+time.Minute), 10)
 	if err != nil || len(claimed) != 1 || claimed[0].ID != failed.ID {
 		t.Fatalf("ClaimUnreported = %+v, %v", claimed, err)
@@ -314,14 +314,14 @@ func testSuccessReplacesFailure(t *testing.T, s billing.Store) {
 	if err := s.MarkReported(ctx, failed.ID, at(wait+time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	won, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, wait+time.Minute), []byte(`{"late":"success"}`))
-	if !changed || won.ID == failed.ID || !won.Outcome.Succeeded() || !won.Disagreed || !won.ReportedAt.IsZero() {
+	won, changed := settle(t, s, k, outcome(storekit.StateSucceeded, storekit.SourceCallback, wait+time.Minute), []byte(`{"late":"success"}`))
+	if !changed || won.ID == failed.ID || !(won.Outcome.State == storekit.StateSucceeded) || !won.Disagreed || !won.ReportedAt.IsZero() {
 		t.Fatalf("success after failure: %+v changed=%v", won, changed)
 	}
 	// The success is a new outcome to report, under its own id; the failure's id is
 	// done with.
 	claimed, err = s.ClaimUnreported(ctx, "b", at(wait+time.Minute), at(wait+2*time.Minute), 10)
-	if err != nil || len(claimed) != 1 || claimed[0].ID != won.ID || !claimed[0].Outcome.Succeeded() {
+	if err != nil || len(claimed) != 1 || claimed[0].ID != won.ID || !(claimed[0].Outcome.State == storekit.StateSucceeded) {
 		t.Fatalf("ClaimUnreported after the upgrade = %+v, %v", claimed, err)
 	}
 	if err := s.MarkReported(ctx, failed.ID, at(wait+2*time.Minute)); err != nil {
@@ -332,35 +332,35 @@ func testSuccessReplacesFailure(t *testing.T, s billing.Store) {
 	}
 }
 
-func testCallbackBeforeTrack(t *testing.T, s billing.Store) {
+func testCallbackBeforeTrack(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	k := key(t, billing.KindReceive, "early1")
-	st, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	k := key(t, storekit.KindReceive, "early1")
+	st, changed := settle(t, s, k, outcome(storekit.StateSucceeded, storekit.SourceCallback, 0), nil)
 	if !changed || st.Outcome.Kind != "" {
 		t.Fatalf("Settle before Track = %+v changed=%v", st, changed)
 	}
 	e := get(t, s, k)
-	if e.Tracked || e.Final == nil || !e.Final.Outcome.Succeeded() {
+	if e.Tracked || e.Final == nil || !(e.Final.Outcome.State == storekit.StateSucceeded) {
 		t.Fatalf("Get before Track = %+v", e)
 	}
 	// Untracked, it is no one's to report.
 	if got, err := s.ClaimUnreported(ctx, "a", at(time.Minute), at(2*time.Minute), 10); err != nil || len(got) != 0 {
 		t.Fatalf("ClaimUnreported before Track = %+v, %v", got, err)
 	}
-	m := movement(billing.KindDirectDebit, "early1", time.Second)
+	m := movement(storekit.KindDirectDebit, "early1", time.Second)
 	_, created, err := s.Track(ctx, m)
 	if err != nil || !created {
 		t.Fatalf("Track after the callback: created=%v err=%v", created, err)
 	}
 	e = get(t, s, k)
-	if !e.Tracked || e.Final == nil || e.Final.Outcome.Kind != billing.KindDirectDebit || e.Final.ID != st.ID {
+	if !e.Tracked || e.Final == nil || e.Final.Outcome.Kind != storekit.KindDirectDebit || e.Final.ID != st.ID {
 		t.Fatalf("Get after Track = %+v", e)
 	}
 	if got := claimDue(t, s, "a", wait+time.Hour, wait+2*time.Hour); len(got) != 0 {
 		t.Fatalf("a settled movement was claimed for a status check: %v", refs(got))
 	}
 	got, err := s.ClaimUnreported(ctx, "a", at(time.Minute), at(2*time.Minute), 10)
-	if err != nil || len(got) != 1 || got[0].ID != st.ID || got[0].Outcome.Kind != billing.KindDirectDebit {
+	if err != nil || len(got) != 1 || got[0].ID != st.ID || got[0].Outcome.Kind != storekit.KindDirectDebit {
 		t.Fatalf("ClaimUnreported after Track = %+v, %v", got, err)
 	}
 }
@@ -370,15 +370,14 @@ const transactionCallback = `{"ResponseCode":"0000","Message":"success","Data":{
 	`"AmountAfterCharges":49.50,"Description":"Order 1042","ClientReference":"order1042",` +
 	`"TransactionId":"7fd01221faeb41469e4b0d1d1c6e5c3e","ExternalTransactionId":"51234567890"}}`
 
-func testKeepsCallback(t *testing.T, s billing.Store) {
+func testKeepsCallback(t *testing.T, s storekit.Store) {
 	ev, err := billing.ParseEvent([]byte(transactionCallback))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := billing.EventKey(ev)
-	track(t, s, movement(billing.KindReceive, "order1042", 0))
-	o := outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute)
-	o.Event = ev
+	k := storekit.MovementKey{Callback: string(ev.Kind()), ClientReference: ev.Reference()}
+	track(t, s, movement(storekit.KindReceive, "order1042", 0))
+	o := outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute)
 	body := []byte(transactionCallback)
 	settle(t, s, k, o, body)
 	body[0] = 'X' // the store keeps its own copy
@@ -386,27 +385,22 @@ func testKeepsCallback(t *testing.T, s billing.Store) {
 	if e.Final == nil || string(e.Final.Body) != transactionCallback {
 		t.Fatalf("kept body = %q", e.Final.Body)
 	}
-	// A store may give the event back or not (the Tracker derives it from the
-	// outcome's fields); one it gives is the callback's.
-	if ev := e.Final.Outcome.Event; ev != nil {
-		cb, ok := ev.(*billing.TransactionCallback)
-		if !ok || cb.Data.ClientReference != "order1042" || cb.Data.TransactionID != "7fd01221faeb41469e4b0d1d1c6e5c3e" {
-			t.Fatalf("Outcome.Event = %#v", ev)
-		}
+	if got := e.Final.Outcome; got.ClientReference != "order1042" || got.TransactionID != "tx-succeeded" || got.Amount != 5000 {
+		t.Fatalf("kept outcome = %+v", got)
 	}
 	// An outcome from a status check has no callback body.
-	m := movement(billing.KindReceive, "order2", 0)
+	m := movement(storekit.KindReceive, "order2", 0)
 	track(t, s, m)
-	st, _ := settle(t, s, m.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, time.Minute), []byte(transactionCallback))
-	if st.Body != nil || st.Outcome.Event != nil {
+	st, _ := settle(t, s, m.Key(), outcome(storekit.StateFailed, storekit.SourceStatusCheck, time.Minute), []byte(transactionCallback))
+	if st.Body != nil {
 		t.Fatalf("a status check's settlement kept a callback: %+v", st)
 	}
 }
 
-func testClaimDue(t *testing.T, s billing.Store) {
+func testClaimDue(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	a := movement(billing.KindSend, "a1", 0)
-	b := movement(billing.KindReceive, "b1", time.Minute)
+	a := movement(storekit.KindSend, "a1", 0)
+	b := movement(storekit.KindReceive, "b1", time.Minute)
 	track(t, s, a)
 	track(t, s, b)
 	if got := claimDue(t, s, "x", wait-time.Second, wait+time.Minute); len(got) != 0 {
@@ -414,7 +408,7 @@ func testClaimDue(t *testing.T, s billing.Store) {
 	}
 	got := claimDue(t, s, "x", wait, wait+2*time.Minute)
 	wantRefs(t, "claim at a's deadline", got, "a1")
-	if got[0].LeaseOwner != "x" || !got[0].LeaseUntil.Equal(at(wait+2*time.Minute)) || got[0].Kind != billing.KindSend {
+	if got[0].LeaseOwner != "x" || !got[0].LeaseUntil.Equal(at(wait+2*time.Minute)) || got[0].Kind != storekit.KindSend {
 		t.Fatalf("claimed movement = %+v", got[0])
 	}
 	// Held by x's live lease: y gets only b.
@@ -458,7 +452,7 @@ func testClaimDue(t *testing.T, s billing.Store) {
 	wantRefs(t, "claim after release", got, "a1")
 	// The limit bounds a claim.
 	for i := range 5 {
-		track(t, s, movement(billing.KindSend, fmt.Sprintf("lim%d", i), 0))
+		track(t, s, movement(storekit.KindSend, fmt.Sprintf("lim%d", i), 0))
 	}
 	got, err := s.ClaimDue(ctx, "v", at(time.Hour), at(2*time.Hour), 2)
 	if err != nil || len(got) != 2 {
@@ -466,12 +460,12 @@ func testClaimDue(t *testing.T, s billing.Store) {
 	}
 }
 
-func testSettleEndsClaim(t *testing.T, s billing.Store) {
+func testSettleEndsClaim(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	m := movement(billing.KindBankTransfer, "bank1", 0)
+	m := movement(storekit.KindBankTransfer, "bank1", 0)
 	track(t, s, m)
 	wantRefs(t, "claim", claimDue(t, s, "x", wait, wait+time.Minute), "bank1")
-	settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, wait+time.Second), nil)
+	settle(t, s, m.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, wait+time.Second), nil)
 	wantLeaseLost(t, "RenewClaim after Settle", s.RenewClaim(ctx, m.Key(), "x", at(wait+2*time.Minute)))
 	wantLeaseLost(t, "Reschedule after Settle", s.Reschedule(ctx, m.Key(), "x", at(wait+2*time.Minute)))
 	if got := claimDue(t, s, "y", wait+time.Hour, wait+2*time.Hour); len(got) != 0 {
@@ -482,12 +476,12 @@ func testSettleEndsClaim(t *testing.T, s billing.Store) {
 	}
 }
 
-func testReports(t *testing.T, s billing.Store) {
+func testReports(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	m := movement(billing.KindMandate, "mandate1", 0)
+	m := movement(storekit.KindMandate, "mandate1", 0)
 	track(t, s, m)
-	st, _ := settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
-	claim := func(owner string, now, until time.Duration) []billing.Settlement {
+	st, _ := settle(t, s, m.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute), nil)
+	claim := func(owner string, now, until time.Duration) []storekit.Settlement {
 		t.Helper()
 		got, err := s.ClaimUnreported(ctx, owner, at(now), at(until), 10)
 		if err != nil {
@@ -496,7 +490,7 @@ func testReports(t *testing.T, s billing.Store) {
 		return got
 	}
 	got := claim("x", time.Minute, 2*time.Minute)
-	if len(got) != 1 || got[0].ID != st.ID || got[0].Outcome.Kind != billing.KindMandate || !got[0].Outcome.Succeeded() {
+	if len(got) != 1 || got[0].ID != st.ID || got[0].Outcome.Kind != storekit.KindMandate || !(got[0].Outcome.State == storekit.StateSucceeded) {
 		t.Fatalf("first claim = %+v", got)
 	}
 	if got := claim("y", 2*time.Minute-time.Second, 3*time.Minute); len(got) != 0 {
@@ -537,11 +531,11 @@ func testReports(t *testing.T, s billing.Store) {
 	}
 }
 
-func testCallbackDedupe(t *testing.T, s billing.Store) {
+func testCallbackDedupe(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	k := key(t, billing.KindReceive, "cb1")
-	c := billing.Callback{Key: k, DedupeKey: "transaction/cb1/succeeded/0000", Body: []byte(`{"one":1}`), At: at(0)}
-	begin := func(owner string, now, until time.Duration) billing.CallbackClaim {
+	k := key(t, storekit.KindReceive, "cb1")
+	c := storekit.Callback{Key: k, DedupeKey: "transaction/cb1/succeeded/0000", Body: []byte(`{"one":1}`), At: at(0)}
+	begin := func(owner string, now, until time.Duration) storekit.CallbackClaim {
 		t.Helper()
 		c.At = at(now)
 		claim, err := s.BeginCallback(ctx, c, owner, at(until))
@@ -550,43 +544,43 @@ func testCallbackDedupe(t *testing.T, s billing.Store) {
 		}
 		return claim
 	}
-	if got := begin("a", 0, time.Minute); got != billing.CallbackClaimed {
+	if got := begin("a", 0, time.Minute); got != storekit.CallbackClaimed {
 		t.Fatalf("first delivery: %v", got)
 	}
-	if got := begin("b", time.Second, time.Minute); got != billing.CallbackInFlight {
+	if got := begin("b", time.Second, time.Minute); got != storekit.CallbackInFlight {
 		t.Fatalf("delivery while the first is handled: %v", got)
 	}
 	// Merchant code failed: the key is forgotten and the next delivery handled.
 	if err := s.FinishCallback(ctx, c.DedupeKey, "a", false, at(2*time.Second)); err != nil {
 		t.Fatalf("FinishCallback(failed): %v", err)
 	}
-	if got := begin("b", 3*time.Second, time.Minute); got != billing.CallbackClaimed {
+	if got := begin("b", 3*time.Second, time.Minute); got != storekit.CallbackClaimed {
 		t.Fatalf("delivery after a failure: %v", got)
 	}
 	// b dies mid-handling: its lease ends and c's delivery takes over.
-	if got := begin("c", time.Minute, 2*time.Minute); got != billing.CallbackClaimed {
+	if got := begin("c", time.Minute, 2*time.Minute); got != storekit.CallbackClaimed {
 		t.Fatalf("delivery after the handler's lease ended: %v", got)
 	}
 	wantLeaseLost(t, "FinishCallback by the dead owner", s.FinishCallback(ctx, c.DedupeKey, "b", true, at(time.Minute+time.Second)))
 	if err := s.FinishCallback(ctx, c.DedupeKey, "c", true, at(time.Minute+time.Second)); err != nil {
 		t.Fatalf("FinishCallback(handled): %v", err)
 	}
-	if got := begin("d", time.Hour, 2*time.Hour); got != billing.CallbackHandled {
+	if got := begin("d", time.Hour, 2*time.Hour); got != storekit.CallbackHandled {
 		t.Fatalf("delivery after it was handled: %v", got)
 	}
 	wantLeaseLost(t, "FinishCallback of a handled callback", s.FinishCallback(ctx, c.DedupeKey, "d", false, at(time.Hour)))
-	if got := begin("d", 2*time.Hour, 3*time.Hour); got != billing.CallbackHandled {
+	if got := begin("d", 2*time.Hour, 3*time.Hour); got != storekit.CallbackHandled {
 		t.Fatalf("a late FinishCallback forgot a handled callback: %v", got)
 	}
 	wantLeaseLost(t, "FinishCallback of an unknown key", s.FinishCallback(ctx, "nothing", "a", true, at(0)))
 }
 
-func testCallbackBodies(t *testing.T, s billing.Store) {
+func testCallbackBodies(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	k := key(t, billing.KindSend, "pay9")
+	k := key(t, storekit.KindSend, "pay9")
 	deliver := func(body string, now time.Duration, dedupe string) {
 		t.Helper()
-		c := billing.Callback{Key: k, DedupeKey: dedupe, Body: []byte(body), At: at(now)}
+		c := storekit.Callback{Key: k, DedupeKey: dedupe, Body: []byte(body), At: at(now)}
 		if _, err := s.BeginCallback(ctx, c, "a", at(now+time.Minute)); err != nil {
 			t.Fatal(err)
 		}
@@ -595,8 +589,8 @@ func testCallbackBodies(t *testing.T, s billing.Store) {
 	deliver(`{"state":"success"}`, time.Second, "s")
 	deliver(`{"state":"success"}`, 2*time.Second, "s")
 	deliver(`{"state":"success"}`, 3*time.Second, "s")
-	other := key(t, billing.KindReceive, "pay9") // the same reference under another callback kind
-	if _, err := s.BeginCallback(ctx, billing.Callback{Key: other, DedupeKey: "o", Body: []byte(`{}`), At: at(0)}, "a", at(time.Minute)); err != nil {
+	other := key(t, storekit.KindReceive, "pay9") // the same reference under another callback kind
+	if _, err := s.BeginCallback(ctx, storekit.Callback{Key: other, DedupeKey: "o", Body: []byte(`{}`), At: at(0)}, "a", at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Callbacks(ctx, k)
@@ -613,29 +607,29 @@ func testCallbackBodies(t *testing.T, s billing.Store) {
 	if string(sc.Body) != `{"state":"success"}` || sc.Deliveries != 3 || !sc.At.Equal(at(time.Second)) || !sc.LastAt.Equal(at(3*time.Second)) {
 		t.Fatalf("redelivered callback = %+v", sc)
 	}
-	if got, err := s.Callbacks(ctx, key(t, billing.KindSend, "none")); err != nil || len(got) != 0 {
+	if got, err := s.Callbacks(ctx, key(t, storekit.KindSend, "none")); err != nil || len(got) != 0 {
 		t.Fatalf("Callbacks of an unknown key = %+v, %v", got, err)
 	}
 }
 
-func testReconcile(t *testing.T, s billing.Store) {
+func testReconcile(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	overdue := movement(billing.KindSend, "overdue", 0)
-	fresh := movement(billing.KindSend, "fresh", 10*time.Minute) // deadline not passed at 12m
-	disagreed := movement(billing.KindReceive, "disagreed", time.Minute)
-	statusOnly := movement(billing.KindReceive, "statusonly", 2*time.Minute)
-	byCallback := movement(billing.KindReceive, "bycallback", 3*time.Minute)
-	confirmed := movement(billing.KindReceive, "confirmed", 4*time.Minute)
-	outside := movement(billing.KindSend, "outside", time.Hour)
-	for _, m := range []billing.Movement{overdue, fresh, disagreed, statusOnly, byCallback, confirmed, outside} {
+	overdue := movement(storekit.KindSend, "overdue", 0)
+	fresh := movement(storekit.KindSend, "fresh", 10*time.Minute) // deadline not passed at 12m
+	disagreed := movement(storekit.KindReceive, "disagreed", time.Minute)
+	statusOnly := movement(storekit.KindReceive, "statusonly", 2*time.Minute)
+	byCallback := movement(storekit.KindReceive, "bycallback", 3*time.Minute)
+	confirmed := movement(storekit.KindReceive, "confirmed", 4*time.Minute)
+	outside := movement(storekit.KindSend, "outside", time.Hour)
+	for _, m := range []storekit.Movement{overdue, fresh, disagreed, statusOnly, byCallback, confirmed, outside} {
 		track(t, s, m)
 	}
-	settle(t, s, disagreed.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
-	settle(t, s, disagreed.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, 7*time.Minute), nil)
-	settle(t, s, statusOnly.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, 8*time.Minute), nil)
-	settle(t, s, byCallback.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 4*time.Minute), nil)
-	settle(t, s, confirmed.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, 9*time.Minute), nil)
-	settle(t, s, confirmed.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 10*time.Minute), nil)
+	settle(t, s, disagreed.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, 2*time.Minute), nil)
+	settle(t, s, disagreed.Key(), outcome(storekit.StateFailed, storekit.SourceStatusCheck, 7*time.Minute), nil)
+	settle(t, s, statusOnly.Key(), outcome(storekit.StateFailed, storekit.SourceStatusCheck, 8*time.Minute), nil)
+	settle(t, s, byCallback.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, 4*time.Minute), nil)
+	settle(t, s, confirmed.Key(), outcome(storekit.StateSucceeded, storekit.SourceStatusCheck, 9*time.Minute), nil)
+	settle(t, s, confirmed.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, 10*time.Minute), nil)
 	r, err := s.Reconcile(ctx, at(0), at(time.Hour), at(12*time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -644,10 +638,10 @@ func testReconcile(t *testing.T, s billing.Store) {
 	if r.Truncated {
 		t.Fatalf("a report of a few movements says Truncated")
 	}
-	if len(r.Disagreed) != 1 || r.Disagreed[0].Key.ClientReference != "disagreed" || !r.Disagreed[0].Outcome.Succeeded() {
+	if len(r.Disagreed) != 1 || r.Disagreed[0].Key.ClientReference != "disagreed" || !(r.Disagreed[0].Outcome.State == storekit.StateSucceeded) {
 		t.Fatalf("Disagreed = %+v", r.Disagreed)
 	}
-	if len(r.StatusCheckOnly) != 1 || r.StatusCheckOnly[0].Key.ClientReference != "statusonly" || r.StatusCheckOnly[0].Outcome.Kind != billing.KindReceive {
+	if len(r.StatusCheckOnly) != 1 || r.StatusCheckOnly[0].Key.ClientReference != "statusonly" || r.StatusCheckOnly[0].Outcome.Kind != storekit.KindReceive {
 		t.Fatalf("StatusCheckOnly = %+v", r.StatusCheckOnly)
 	}
 	// The window bounds the report: the hour-old movement, now overdue, only in its own.
@@ -663,11 +657,11 @@ func testReconcile(t *testing.T, s billing.Store) {
 
 // testReconcileIsBounded: a window of more overdue movements than MaxClaim reports the
 // MaxClaim that started first, and says it left the others out.
-func testReconcileIsBounded(t *testing.T, s billing.Store) {
+func testReconcileIsBounded(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
 	n := storekit.MaxClaim + 2
 	for i := range n {
-		track(t, s, movement(billing.KindSend, fmt.Sprintf("many%05d", i), time.Duration(n-i)*time.Second))
+		track(t, s, movement(storekit.KindSend, fmt.Sprintf("many%05d", i), time.Duration(n-i)*time.Second))
 	}
 	r, err := s.Reconcile(ctx, at(0), at(time.Hour), at(2*time.Hour))
 	if err != nil {
@@ -682,7 +676,7 @@ func testReconcileIsBounded(t *testing.T, s billing.Store) {
 	}
 }
 
-func testPending(t *testing.T, s billing.Store) {
+func testPending(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
 	wantPending := func(count int, oldest time.Time) {
 		t.Helper()
@@ -695,39 +689,39 @@ func testPending(t *testing.T, s billing.Store) {
 		}
 	}
 	wantPending(0, time.Time{})
-	first := movement(billing.KindSend, "first", time.Minute)
-	second := movement(billing.KindReceive, "second", 3*time.Minute)
+	first := movement(storekit.KindSend, "first", time.Minute)
+	second := movement(storekit.KindReceive, "second", 3*time.Minute)
 	track(t, s, first)
 	track(t, s, second)
 	// A callback for a movement nobody tracked is no pending movement.
-	settle(t, s, key(t, billing.KindReceive, "untracked"), outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	settle(t, s, key(t, storekit.KindReceive, "untracked"), outcome(storekit.StateSucceeded, storekit.SourceCallback, 2*time.Minute), nil)
 	wantPending(2, first.StartedAt)
-	settle(t, s, first.Key(), outcome(billing.EventFailed, billing.SourceCallback, 4*time.Minute), nil)
+	settle(t, s, first.Key(), outcome(storekit.StateFailed, storekit.SourceCallback, 4*time.Minute), nil)
 	wantPending(1, second.StartedAt)
-	settle(t, s, second.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, 9*time.Minute), nil)
+	settle(t, s, second.Key(), outcome(storekit.StateSucceeded, storekit.SourceStatusCheck, 9*time.Minute), nil)
 	wantPending(0, time.Time{})
 }
 
-func testPurge(t *testing.T, s billing.Store) {
+func testPurge(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	reported := movement(billing.KindSend, "reported", 0)
-	unreported := movement(billing.KindSend, "unreported", 0)
-	pending := movement(billing.KindSend, "pending", 0)
-	late := movement(billing.KindSend, "late", 0)
-	for _, m := range []billing.Movement{reported, unreported, pending, late} {
+	reported := movement(storekit.KindSend, "reported", 0)
+	unreported := movement(storekit.KindSend, "unreported", 0)
+	pending := movement(storekit.KindSend, "pending", 0)
+	late := movement(storekit.KindSend, "late", 0)
+	for _, m := range []storekit.Movement{reported, unreported, pending, late} {
 		track(t, s, m)
 	}
-	st, _ := settle(t, s, reported.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), []byte(`{"r":1}`))
-	if _, err := s.BeginCallback(ctx, billing.Callback{Key: reported.Key(), DedupeKey: "r", Body: []byte(`{"r":1}`), At: at(time.Minute)}, "a", at(2*time.Minute)); err != nil {
+	st, _ := settle(t, s, reported.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute), []byte(`{"r":1}`))
+	if _, err := s.BeginCallback(ctx, storekit.Callback{Key: reported.Key(), DedupeKey: "r", Body: []byte(`{"r":1}`), At: at(time.Minute)}, "a", at(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishCallback(ctx, "r", "a", true, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, s, unreported.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
-	lateSt, _ := settle(t, s, late.Key(), outcome(billing.EventFailed, billing.SourceCallback, time.Minute), nil)
-	stray := key(t, billing.KindReceive, "stray")
-	settle(t, s, stray, outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	settle(t, s, unreported.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute), nil)
+	lateSt, _ := settle(t, s, late.Key(), outcome(storekit.StateFailed, storekit.SourceCallback, time.Minute), nil)
+	stray := key(t, storekit.KindReceive, "stray")
+	settle(t, s, stray, outcome(storekit.StateSucceeded, storekit.SourceCallback, 2*time.Minute), nil)
 	if err := s.MarkReported(ctx, st.ID, at(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +737,7 @@ func testPurge(t *testing.T, s billing.Store) {
 	if err != nil || n != 2 {
 		t.Fatalf("Purge after an hour = %d, %v; want the reported movement and the stray callback", n, err)
 	}
-	for _, k := range []billing.MovementKey{reported.Key(), stray} {
+	for _, k := range []storekit.MovementKey{reported.Key(), stray} {
 		if e := get(t, s, k); e.Tracked || e.Final != nil {
 			t.Fatalf("purged %s still known: %+v", k.ClientReference, e)
 		}
@@ -752,11 +746,11 @@ func testPurge(t *testing.T, s billing.Store) {
 		t.Fatalf("purged movement's callbacks kept: %+v, %v", got, err)
 	}
 	// The handled callback's dedupe record went with it: a redelivery is handled anew.
-	claim, err := s.BeginCallback(ctx, billing.Callback{Key: reported.Key(), DedupeKey: "r", At: at(time.Hour)}, "a", at(2*time.Hour))
-	if err != nil || claim != billing.CallbackClaimed {
+	claim, err := s.BeginCallback(ctx, storekit.Callback{Key: reported.Key(), DedupeKey: "r", At: at(time.Hour)}, "a", at(2*time.Hour))
+	if err != nil || claim != storekit.CallbackClaimed {
 		t.Fatalf("dedupe record after Purge: %v, %v", claim, err)
 	}
-	for _, m := range []billing.Movement{unreported, pending, late} {
+	for _, m := range []storekit.Movement{unreported, pending, late} {
 		if e := get(t, s, m.Key()); !e.Tracked {
 			t.Fatalf("Purge forgot %s", m.ClientReference)
 		}
@@ -766,16 +760,16 @@ func testPurge(t *testing.T, s billing.Store) {
 // testForgotten: a reported movement that Purge forgot leaves a tombstone, so that it
 // is never tracked, asked and reported again; a callback never tracked, and a movement
 // never reported, leave none.
-func testForgotten(t *testing.T, s billing.Store) {
+func testForgotten(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	reported := movement(billing.KindSend, "forgotten", 0)
+	reported := movement(storekit.KindSend, "forgotten", 0)
 	track(t, s, reported)
-	st, _ := settle(t, s, reported.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, time.Minute), nil)
+	st, _ := settle(t, s, reported.Key(), outcome(storekit.StateSucceeded, storekit.SourceStatusCheck, time.Minute), nil)
 	if err := s.MarkReported(ctx, st.ID, at(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	stray := key(t, billing.KindReceive, "stray")
-	settle(t, s, stray, outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	stray := key(t, storekit.KindReceive, "stray")
+	settle(t, s, stray, outcome(storekit.StateSucceeded, storekit.SourceCallback, 2*time.Minute), nil)
 	if e := get(t, s, reported.Key()); e.Forgotten {
 		t.Fatalf("a movement not yet purged says Forgotten: %+v", e)
 	}
@@ -790,9 +784,9 @@ func testForgotten(t *testing.T, s billing.Store) {
 	}
 	// Tracking it again (a later Await, or the reference reused) is refused, and
 	// records nothing.
-	for _, kind := range []billing.Kind{billing.KindSend, billing.KindBankTransfer} {
+	for _, kind := range []string{storekit.KindSend, storekit.KindBankTransfer} {
 		m := movement(kind, "forgotten", 2*time.Hour)
-		if _, _, err := s.Track(ctx, m); !errors.Is(err, billing.ErrForgotten) {
+		if _, _, err := s.Track(ctx, m); !errors.Is(err, storekit.ErrForgotten) {
 			t.Fatalf("Track(%s) of a forgotten key: %v, want ErrForgotten", kind, err)
 		}
 	}
@@ -803,7 +797,7 @@ func testForgotten(t *testing.T, s billing.Store) {
 		t.Fatalf("a forgotten key claimed for a status check: %+v, %v", due, err)
 	}
 	// A late callback for it is held apart, untracked, and reported to nobody.
-	settle(t, s, reported.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 3*time.Hour), []byte(`{}`))
+	settle(t, s, reported.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, 3*time.Hour), []byte(`{}`))
 	if e := get(t, s, reported.Key()); !e.Forgotten || e.Tracked || e.Final == nil {
 		t.Fatalf("a late callback of a forgotten key: %+v", e)
 	}
@@ -817,14 +811,14 @@ func testForgotten(t *testing.T, s billing.Store) {
 // finds the movement tracked: created false), or after it (ErrForgotten); afterwards
 // every key holds its tombstone alone, nothing is due, nothing to report. A late
 // callback settled beside a tombstone is forgotten by the next Purge, the tombstone kept.
-func testPurgeRacingReuse(t *testing.T, s billing.Store) {
+func testPurgeRacingReuse(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
 	const n = 200
-	var keys []billing.MovementKey
+	var keys []storekit.MovementKey
 	for i := range n {
-		m := movement(billing.KindSend, fmt.Sprintf("reuse%03d", i), 0)
+		m := movement(storekit.KindSend, fmt.Sprintf("reuse%03d", i), 0)
 		track(t, s, m)
-		st, _ := settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+		st, _ := settle(t, s, m.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute), nil)
 		if err := s.MarkReported(ctx, st.ID, at(2*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
@@ -843,7 +837,7 @@ func testPurgeRacingReuse(t *testing.T, s billing.Store) {
 			return
 		}
 		for i := w; i < n; i += workers {
-			reuse := movement(billing.KindSend, keys[i].ClientReference, 31*time.Minute)
+			reuse := movement(storekit.KindSend, keys[i].ClientReference, 31*time.Minute)
 			var a answer
 			if tn, ok := s.(storekit.EntryTracker); ok && i%2 == 0 {
 				_, a.created, a.err = tn.TrackNew(ctx, reuse)
@@ -854,7 +848,7 @@ func testPurgeRacingReuse(t *testing.T, s billing.Store) {
 		}
 	})
 	for i, a := range answers {
-		if a.created || (a.err != nil && !errors.Is(a.err, billing.ErrForgotten)) {
+		if a.created || (a.err != nil && !errors.Is(a.err, storekit.ErrForgotten)) {
 			t.Errorf("%s reused during its purge: created %v, %v; want it found tracked, or ErrForgotten", keys[i].ClientReference, a.created, a.err)
 		}
 		if e := get(t, s, keys[i]); !e.Forgotten || e.Tracked || e.Final != nil {
@@ -866,27 +860,27 @@ func testPurgeRacingReuse(t *testing.T, s billing.Store) {
 	}
 	// A callback delivered again beside a tombstone goes with the next Purge; the
 	// tombstone stays.
-	settle(t, s, keys[0], outcome(billing.EventSucceeded, billing.SourceCallback, 3*time.Hour), []byte(`{}`))
+	settle(t, s, keys[0], outcome(storekit.StateSucceeded, storekit.SourceCallback, 3*time.Hour), []byte(`{}`))
 	if _, err := s.Purge(ctx, at(5*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if e := get(t, s, keys[0]); !e.Forgotten || e.Tracked || e.Final != nil {
 		t.Fatalf("a late callback beside a tombstone, purged: %+v; want the tombstone alone", e)
 	}
-	if _, _, err := s.Track(ctx, movement(billing.KindSend, keys[0].ClientReference, 6*time.Hour)); !errors.Is(err, billing.ErrForgotten) {
+	if _, _, err := s.Track(ctx, movement(storekit.KindSend, keys[0].ClientReference, 6*time.Hour)); !errors.Is(err, storekit.ErrForgotten) {
 		t.Fatalf("Track after the second Purge: %v, want ErrForgotten", err)
 	}
 }
 
 // testPurgeReportOrder: Purge forgets every outcome reported before its cut, whatever
 // order the reports were recorded in (instances record theirs as their calls end).
-func testPurgeReportOrder(t *testing.T, s billing.Store) {
+func testPurgeReportOrder(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	early, late := movement(billing.KindSend, "reportedEarly", 0), movement(billing.KindSend, "reportedLate", 0)
+	early, late := movement(storekit.KindSend, "reportedEarly", 0), movement(storekit.KindSend, "reportedLate", 0)
 	ids := map[string]string{}
-	for _, m := range []billing.Movement{early, late} {
+	for _, m := range []storekit.Movement{early, late} {
 		track(t, s, m)
-		st, _ := settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+		st, _ := settle(t, s, m.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute), nil)
 		ids[m.ClientReference] = st.ID
 	}
 	if err := s.MarkReported(ctx, ids["reportedLate"], at(10*time.Minute)); err != nil {
@@ -910,31 +904,31 @@ func testPurgeReportOrder(t *testing.T, s billing.Store) {
 // movement (that call's answer lost) is answered as that call, created true, so that the
 // caller sends the movement it never sent; any other call finds it tracked. With
 // TrackNew, an outcome the key holds since is another movement's: created false.
-func testTrackAgain(t *testing.T, s billing.Store) {
+func testTrackAgain(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	m := movement(billing.KindSend, "again", 0)
+	m := movement(storekit.KindSend, "again", 0)
 	m.TrackID = "call-1"
 	track(t, s, m)
-	trackers := map[string]func(billing.Movement) (bool, error){
-		"Track": func(m billing.Movement) (bool, error) { _, c, err := s.Track(ctx, m); return c, err },
+	trackers := map[string]func(storekit.Movement) (bool, error){
+		"Track": func(m storekit.Movement) (bool, error) { _, c, err := s.Track(ctx, m); return c, err },
 	}
 	if et, ok := s.(storekit.EntryTracker); ok {
-		trackers["TrackEntry"] = func(m billing.Movement) (bool, error) { _, c, err := et.TrackEntry(ctx, m); return c, err }
-		trackers["TrackNew"] = func(m billing.Movement) (bool, error) { _, c, err := et.TrackNew(ctx, m); return c, err }
+		trackers["TrackEntry"] = func(m storekit.Movement) (bool, error) { _, c, err := et.TrackEntry(ctx, m); return c, err }
+		trackers["TrackNew"] = func(m storekit.Movement) (bool, error) { _, c, err := et.TrackNew(ctx, m); return c, err }
 	}
 	for name, call := range trackers {
 		later := m
 		later.StartedAt = at(time.Minute) // a call made again may read the clock again
 		for _, tc := range []struct {
 			what string
-			m    billing.Movement
+			m    storekit.Movement
 			want bool
 		}{
 			{"the same call", m, true},
 			{"the same call, later", later, true},
-			{"another call", func() billing.Movement { o := m; o.TrackID = "call-2"; return o }(), false},
-			{"a call naming none", func() billing.Movement { o := m; o.TrackID = ""; return o }(), false},
-			{"another kind", func() billing.Movement { o := m; o.Kind = billing.KindBankTransfer; return o }(), false},
+			{"another call", func() storekit.Movement { o := m; o.TrackID = "call-2"; return o }(), false},
+			{"a call naming none", func() storekit.Movement { o := m; o.TrackID = ""; return o }(), false},
+			{"another kind", func() storekit.Movement { o := m; o.Kind = storekit.KindBankTransfer; return o }(), false},
 		} {
 			created, err := call(tc.m)
 			if err != nil || created != tc.want {
@@ -945,7 +939,7 @@ func testTrackAgain(t *testing.T, s billing.Store) {
 	if e := get(t, s, m.Key()); !e.Tracked || e.Movement.TrackID != "call-1" || !e.Movement.StartedAt.Equal(m.StartedAt) {
 		t.Fatalf("after the calls made again: %+v; want the first call's movement", e.Movement)
 	}
-	settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 2*time.Minute), nil)
+	settle(t, s, m.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, 2*time.Minute), nil)
 	if call, ok := trackers["TrackNew"]; ok {
 		if created, err := call(m); err != nil || created {
 			t.Fatalf("TrackNew of the same call once the key holds an outcome: created %v, %v; want false", created, err)
@@ -976,11 +970,11 @@ func parallel(n int, fn func(i int)) {
 
 const workers = 8
 
-func testConcurrentTrack(t *testing.T, s billing.Store) {
+func testConcurrentTrack(t *testing.T, s storekit.Store) {
 	var mu sync.Mutex
 	created := 0
 	var errs []error
-	m := movement(billing.KindSend, "once", 0)
+	m := movement(storekit.KindSend, "once", 0)
 	parallel(workers, func(int) {
 		_, c, err := s.Track(context.Background(), m)
 		mu.Lock()
@@ -997,11 +991,11 @@ func testConcurrentTrack(t *testing.T, s billing.Store) {
 	}
 }
 
-func testConcurrentClaims(t *testing.T, s billing.Store) {
+func testConcurrentClaims(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
 	const movements = 120
 	for i := range movements {
-		track(t, s, movement(billing.KindSend, fmt.Sprintf("c%03d", i), 0))
+		track(t, s, movement(storekit.KindSend, fmt.Sprintf("c%03d", i), 0))
 	}
 	var mu sync.Mutex
 	holder := map[string]string{}
@@ -1057,30 +1051,30 @@ func testConcurrentClaims(t *testing.T, s billing.Store) {
 		if checks[ref] != 3 {
 			t.Fatalf("%s checked %d times, want 3", ref, checks[ref])
 		}
-		if e := get(t, s, key(t, billing.KindSend, ref)); e.Movement.Checks != 3 {
+		if e := get(t, s, key(t, storekit.KindSend, ref)); e.Movement.Checks != 3 {
 			t.Fatalf("%s stored %d checks, want 3", ref, e.Movement.Checks)
 		}
 	}
 }
 
-func testConcurrentSettle(t *testing.T, s billing.Store) {
+func testConcurrentSettle(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
 	const movements = 20
 	for i := range movements {
-		track(t, s, movement(billing.KindReceive, fmt.Sprintf("s%02d", i), 0))
+		track(t, s, movement(storekit.KindReceive, fmt.Sprintf("s%02d", i), 0))
 	}
 	var mu sync.Mutex
 	won := map[string]int{}
 	ids := map[string]map[string]bool{}
 	var errs []error
 	parallel(workers, func(i int) {
-		src := billing.SourceCallback
+		src := storekit.SourceCallback
 		if i%2 == 1 {
-			src = billing.SourceStatusCheck
+			src = storekit.SourceStatusCheck
 		}
 		for j := range movements {
-			k := key(t, billing.KindReceive, fmt.Sprintf("s%02d", j))
-			st, changed, err := s.Settle(ctx, k, outcome(billing.EventSucceeded, src, time.Duration(i)*time.Second), nil)
+			k := key(t, storekit.KindReceive, fmt.Sprintf("s%02d", j))
+			st, changed, err := s.Settle(ctx, k, outcome(storekit.StateSucceeded, src, time.Duration(i)*time.Second), nil)
 			mu.Lock()
 			if err != nil {
 				errs = append(errs, err)
@@ -1103,22 +1097,22 @@ func testConcurrentSettle(t *testing.T, s billing.Store) {
 		if won[ref] != 1 || len(ids[ref]) != 1 {
 			t.Fatalf("%s: %d settles won, ids %v; want 1 winner, 1 id", ref, won[ref], ids[ref])
 		}
-		e := get(t, s, key(t, billing.KindReceive, ref))
+		e := get(t, s, key(t, storekit.KindReceive, ref))
 		if !e.Final.ByCallback || !e.Final.ByStatusCheck || e.Final.Disagreed {
 			t.Fatalf("%s: sources lost under concurrency: %+v", ref, e.Final)
 		}
 	}
 }
 
-func testConcurrentCallback(t *testing.T, s billing.Store) {
+func testConcurrentCallback(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	k := key(t, billing.KindSend, "dup1")
+	k := key(t, storekit.KindSend, "dup1")
 	var mu sync.Mutex
-	counts := map[billing.CallbackClaim]int{}
+	counts := map[storekit.CallbackClaim]int{}
 	var errs []error
 	body := []byte(`{"dup":1}`)
 	parallel(workers, func(i int) {
-		c := billing.Callback{Key: k, DedupeKey: "payout/dup1/succeeded/0000", Body: body, At: at(time.Duration(i) * time.Millisecond)}
+		c := storekit.Callback{Key: k, DedupeKey: "payout/dup1/succeeded/0000", Body: body, At: at(time.Duration(i) * time.Millisecond)}
 		claim, err := s.BeginCallback(ctx, c, fmt.Sprintf("owner%d", i), at(time.Minute))
 		mu.Lock()
 		defer mu.Unlock()
@@ -1127,7 +1121,7 @@ func testConcurrentCallback(t *testing.T, s billing.Store) {
 		}
 		counts[claim]++
 	})
-	if len(errs) > 0 || counts[billing.CallbackClaimed] != 1 || counts[billing.CallbackInFlight] != workers-1 {
+	if len(errs) > 0 || counts[storekit.CallbackClaimed] != 1 || counts[storekit.CallbackInFlight] != workers-1 {
 		t.Fatalf("concurrent deliveries: %v, errors %v; want one claimed, the rest in flight", counts, errs)
 	}
 	got, err := s.Callbacks(ctx, k)
@@ -1136,13 +1130,13 @@ func testConcurrentCallback(t *testing.T, s billing.Store) {
 	}
 }
 
-func testConcurrentReports(t *testing.T, s billing.Store) {
+func testConcurrentReports(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
 	const movements = 60
 	for i := range movements {
-		m := movement(billing.KindSend, fmt.Sprintf("r%02d", i), 0)
+		m := movement(storekit.KindSend, fmt.Sprintf("r%02d", i), 0)
 		track(t, s, m)
-		settle(t, s, m.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, time.Minute), nil)
+		settle(t, s, m.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Minute), nil)
 	}
 	var mu sync.Mutex
 	reported := map[string]int{}
@@ -1184,34 +1178,34 @@ func testConcurrentReports(t *testing.T, s billing.Store) {
 	}
 }
 
-func testKeepsAskedAndConfirmed(t *testing.T, s billing.Store) {
-	m := movement(billing.KindCheckout, "order7", 0)
+func testKeepsAskedAndConfirmed(t *testing.T, s storekit.Store) {
+	m := movement(storekit.KindCheckout, "order7", 0)
 	m.Amount, m.Currency = 5000, "GHS"
 	track(t, s, m)
 	e := get(t, s, m.Key())
-	if e.Movement.Amount != 5000 || e.Movement.Currency != "GHS" || e.Movement.Kind != billing.KindCheckout {
+	if e.Movement.Amount != 5000 || e.Movement.Currency != "GHS" || e.Movement.Kind != storekit.KindCheckout {
 		t.Fatalf("Get = %+v, want the amount and currency asked", e.Movement)
 	}
-	o := outcome(billing.EventMismatched, billing.SourceStatusCheck, time.Minute)
+	o := outcome(storekit.StateMismatched, storekit.SourceStatusCheck, time.Minute)
 	o.Currency, o.ServiceReference, o.Amount = "NGN", "ref_ABC123", 4000
 	settle(t, s, m.Key(), o, nil)
 	got := get(t, s, m.Key()).Final
-	if got == nil || got.Outcome.State != billing.EventMismatched || got.Outcome.Currency != "NGN" ||
-		got.Outcome.ServiceReference != "ref_ABC123" || got.Outcome.Amount != 4000 || got.Outcome.Kind != billing.KindCheckout {
+	if got == nil || got.Outcome.State != storekit.StateMismatched || got.Outcome.Currency != "NGN" ||
+		got.Outcome.ServiceReference != "ref_ABC123" || got.Outcome.Amount != 4000 || got.Outcome.Kind != storekit.KindCheckout {
 		t.Fatalf("settled %+v, want the outcome as given", got)
 	}
-	for _, state := range []billing.EventState{billing.EventExpired, billing.EventUnknown} {
-		k := key(t, billing.KindCheckout, "order8"+string(state))
-		track(t, s, movement(billing.KindCheckout, k.ClientReference, 0))
-		if st, changed := settle(t, s, k, outcome(state, billing.SourceStatusCheck, time.Minute), nil); !changed || st.Outcome.State != state {
+	for _, state := range []string{storekit.StateExpired, storekit.StateUnknown} {
+		k := key(t, storekit.KindCheckout, "order8"+string(state))
+		track(t, s, movement(storekit.KindCheckout, k.ClientReference, 0))
+		if st, changed := settle(t, s, k, outcome(state, storekit.SourceStatusCheck, time.Minute), nil); !changed || st.Outcome.State != state {
 			t.Fatalf("Settle(%s) = %+v, %v", state, st, changed)
 		}
 	}
 }
 
-func testRelease(t *testing.T, s billing.Store) {
+func testRelease(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	m := movement(billing.KindReceive, "never1", 0)
+	m := movement(storekit.KindReceive, "never1", 0)
 	track(t, s, m)
 	if ok, err := s.Release(ctx, m.Key(), at(time.Second)); err != nil || ok {
 		t.Fatalf("Release of another start = %v, %v; want false", ok, err)
@@ -1232,23 +1226,23 @@ func testRelease(t *testing.T, s billing.Store) {
 		t.Fatalf("Track after Release: created=%v err=%v", created, err)
 	}
 	// A settled movement, or one a callback was kept for, is never released.
-	settle(t, s, m.Key(), outcome(billing.EventFailed, billing.SourceRequest, time.Second), nil)
+	settle(t, s, m.Key(), outcome(storekit.StateFailed, storekit.SourceRequest, time.Second), nil)
 	if ok, err := s.Release(ctx, m.Key(), m.StartedAt); err != nil || ok {
 		t.Fatalf("Release of a settled movement = %v, %v", ok, err)
 	}
-	heard := movement(billing.KindReceive, "heard1", 0)
+	heard := movement(storekit.KindReceive, "heard1", 0)
 	track(t, s, heard)
-	c := billing.Callback{Key: heard.Key(), DedupeKey: "transaction/succeeded/heard1", Body: []byte(`{"x":1}`), At: at(time.Second)}
+	c := storekit.Callback{Key: heard.Key(), DedupeKey: "transaction/succeeded/heard1", Body: []byte(`{"x":1}`), At: at(time.Second)}
 	if _, err := s.BeginCallback(ctx, c, "a", at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := s.Release(ctx, heard.Key(), heard.StartedAt); err != nil || ok {
 		t.Fatalf("Release of a movement with a callback = %v, %v", ok, err)
 	}
-	if ok, err := s.Release(ctx, key(t, billing.KindSend, "unknown1"), at(0)); err != nil || ok {
+	if ok, err := s.Release(ctx, key(t, storekit.KindSend, "unknown1"), at(0)); err != nil || ok {
 		t.Fatalf("Release of an unknown key = %v, %v", ok, err)
 	}
-	_, err := s.Release(ctx, billing.MovementKey{}, at(0))
+	_, err := s.Release(ctx, storekit.MovementKey{}, at(0))
 	wantValidation(t, "Release of no key", err)
 	_, err = s.Release(ctx, m.Key(), time.Time{})
 	wantValidation(t, "Release without a start", err)
@@ -1259,48 +1253,48 @@ func testRelease(t *testing.T, s billing.Store) {
 // claim and body with a count, lists it in Reconcile while the movement is pending or
 // settled without disagreement, settles and reports nothing for it, records nothing for
 // a key nobody tracks, and still releases a movement never sent that holds one.
-func testContradictions(t *testing.T, s billing.Store) {
+func testContradictions(t *testing.T, s storekit.Store) {
 	rec, ok := s.(storekit.ContradictionRecorder)
 	if !ok {
 		t.Skip("the store records no contradicted callbacks (storekit.ContradictionRecorder is optional)")
 	}
 	ctx := context.Background()
 	forged := []byte(`{"ResponseCode":"4075","Data":{"ClientReference":"forged1"}}`)
-	pending := movement(billing.KindSend, "forged1", 0)
-	settled := movement(billing.KindSend, "forged2", time.Minute)
-	disagreed := movement(billing.KindSend, "forged3", 2*time.Minute)
-	never := movement(billing.KindSend, "forged4", 3*time.Minute)
-	for _, m := range []billing.Movement{pending, settled, disagreed, never} {
+	pending := movement(storekit.KindSend, "forged1", 0)
+	settled := movement(storekit.KindSend, "forged2", time.Minute)
+	disagreed := movement(storekit.KindSend, "forged3", 2*time.Minute)
+	never := movement(storekit.KindSend, "forged4", 3*time.Minute)
+	for _, m := range []storekit.Movement{pending, settled, disagreed, never} {
 		track(t, s, m)
 	}
-	record := func(k billing.MovementKey, claimed billing.EventState, body []byte, when time.Duration) bool {
+	record := func(k storekit.MovementKey, claimed string, body []byte, when time.Duration) bool {
 		t.Helper()
-		ok, err := rec.RecordContradiction(ctx, billing.Contradiction{Key: k, Claimed: claimed, Body: body, At: at(when)})
+		ok, err := rec.RecordContradiction(ctx, storekit.Contradiction{Key: k, Claimed: claimed, Body: body, At: at(when)})
 		if err != nil {
 			t.Fatalf("RecordContradiction %s: %v", k.ClientReference, err)
 		}
 		return ok
 	}
-	for _, m := range []billing.Movement{pending, settled, disagreed, never} {
-		if !record(m.Key(), billing.EventFailed, forged, 4*time.Minute) {
+	for _, m := range []storekit.Movement{pending, settled, disagreed, never} {
+		if !record(m.Key(), storekit.StateFailed, forged, 4*time.Minute) {
 			t.Fatalf("RecordContradiction of the tracked %s = false", m.ClientReference)
 		}
 	}
-	record(pending.Key(), billing.EventSucceeded, []byte(`{"other":1}`), 6*time.Minute)
-	if record(key(t, billing.KindSend, "untracked1"), billing.EventFailed, forged, 4*time.Minute) {
+	record(pending.Key(), storekit.StateSucceeded, []byte(`{"other":1}`), 6*time.Minute)
+	if record(key(t, storekit.KindSend, "untracked1"), storekit.StateFailed, forged, 4*time.Minute) {
 		t.Fatalf("RecordContradiction of a key nobody tracks = true")
 	}
-	_, err := rec.RecordContradiction(ctx, billing.Contradiction{Key: pending.Key(), At: at(0)})
+	_, err := rec.RecordContradiction(ctx, storekit.Contradiction{Key: pending.Key(), At: at(0)})
 	wantValidation(t, "RecordContradiction without a claimed state", err)
-	_, err = rec.RecordContradiction(ctx, billing.Contradiction{Key: pending.Key(), Claimed: billing.EventFailed, At: at(0), Body: make([]byte, billing.MaxEventBytes+1)})
+	_, err = rec.RecordContradiction(ctx, storekit.Contradiction{Key: pending.Key(), Claimed: storekit.StateFailed, At: at(0), Body: make([]byte, storekit.MaxBodyBytes+1)})
 	wantValidation(t, "RecordContradiction of a body too large", err)
 
 	if e := get(t, s, pending.Key()); e.Final != nil {
 		t.Fatalf("a contradiction settled %s: %+v", pending.ClientReference, e.Final)
 	}
-	settle(t, s, settled.Key(), outcome(billing.EventSucceeded, billing.SourceStatusCheck, 5*time.Minute), nil)
-	settle(t, s, disagreed.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 5*time.Minute), nil)
-	settle(t, s, disagreed.Key(), outcome(billing.EventFailed, billing.SourceStatusCheck, 6*time.Minute), nil)
+	settle(t, s, settled.Key(), outcome(storekit.StateSucceeded, storekit.SourceStatusCheck, 5*time.Minute), nil)
+	settle(t, s, disagreed.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, 5*time.Minute), nil)
+	settle(t, s, disagreed.Key(), outcome(storekit.StateFailed, storekit.SourceStatusCheck, 6*time.Minute), nil)
 	if cs, err := s.Callbacks(ctx, pending.Key()); err != nil || len(cs) != 0 {
 		t.Fatalf("Callbacks = %d, %v: a contradiction is no callback kept", len(cs), err)
 	}
@@ -1324,11 +1318,11 @@ func testContradictions(t *testing.T, s billing.Store) {
 		t.Fatalf("Disagreed = %+v; want forged3 there alone", r.Disagreed)
 	}
 	c := r.Contradicted[0]
-	if c.Key != pending.Key() || c.Claimed != billing.EventFailed || !bytes.Equal(c.Body, forged) || c.Count != 2 ||
+	if c.Key != pending.Key() || c.Claimed != storekit.StateFailed || !bytes.Equal(c.Body, forged) || c.Count != 2 ||
 		!c.At.Equal(at(4*time.Minute)) || !c.LastAt.Equal(at(6*time.Minute)) {
 		t.Fatalf("Contradicted[0] = %+v; want the first claim and body, two counted, from 4m to 6m", c)
 	}
-	if e := get(t, s, settled.Key()); e.Final == nil || e.Final.Disagreed || !e.Final.Outcome.Succeeded() {
+	if e := get(t, s, settled.Key()); e.Final == nil || e.Final.Disagreed || !(e.Final.Outcome.State == storekit.StateSucceeded) {
 		t.Fatalf("the contradiction changed the settlement: %+v", e.Final)
 	}
 	// The report names one outcome of each settled movement, none for a contradiction.
@@ -1345,13 +1339,13 @@ func testContradictions(t *testing.T, s billing.Store) {
 	}
 }
 
-func testRecordReference(t *testing.T, s billing.Store) {
+func testRecordReference(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	k := key(t, billing.KindCheckout, "order9")
-	if _, err := s.RecordReference(ctx, k, "ref_A1"); !errors.Is(err, billing.ErrNotTracked) {
+	k := key(t, storekit.KindCheckout, "order9")
+	if _, err := s.RecordReference(ctx, k, "ref_A1"); !errors.Is(err, storekit.ErrNotTracked) {
 		t.Fatalf("RecordReference of an untracked key: %v, want ErrNotTracked", err)
 	}
-	track(t, s, movement(billing.KindCheckout, "order9", 0))
+	track(t, s, movement(storekit.KindCheckout, "order9", 0))
 	m, err := s.RecordReference(ctx, k, "ref_A1")
 	if err != nil || m.ServiceReference != "ref_A1" {
 		t.Fatalf("RecordReference = %+v, %v", m, err)
@@ -1372,19 +1366,19 @@ func testRecordReference(t *testing.T, s billing.Store) {
 	}
 }
 
-func testRanks(t *testing.T, s billing.Store) {
+func testRanks(t *testing.T, s storekit.Store) {
 	type step struct {
-		state billing.EventState
-		src   billing.OutcomeSource
+		state string
+		src   string
 		takes bool
 	}
 	for i, steps := range [][]step{
-		{{billing.EventUnknown, billing.SourceStatusCheck, true}, {billing.EventExpired, billing.SourceStatusCheck, true}, {billing.EventSucceeded, billing.SourceCallback, true}, {billing.EventFailed, billing.SourceCallback, false}},
-		{{billing.EventSucceeded, billing.SourceCallback, true}, {billing.EventMismatched, billing.SourceStatusCheck, false}},
-		{{billing.EventFailed, billing.SourceRequest, true}, {billing.EventSucceeded, billing.SourceCallback, false}},
+		{{storekit.StateUnknown, storekit.SourceStatusCheck, true}, {storekit.StateExpired, storekit.SourceStatusCheck, true}, {storekit.StateSucceeded, storekit.SourceCallback, true}, {storekit.StateFailed, storekit.SourceCallback, false}},
+		{{storekit.StateSucceeded, storekit.SourceCallback, true}, {storekit.StateMismatched, storekit.SourceStatusCheck, false}},
+		{{storekit.StateFailed, storekit.SourceRequest, true}, {storekit.StateSucceeded, storekit.SourceCallback, false}},
 	} {
-		k := key(t, billing.KindCheckout, fmt.Sprintf("rank%d", i))
-		track(t, s, movement(billing.KindCheckout, k.ClientReference, 0))
+		k := key(t, storekit.KindCheckout, fmt.Sprintf("rank%d", i))
+		track(t, s, movement(storekit.KindCheckout, k.ClientReference, 0))
 		var ids []string
 		for j, st := range steps {
 			got, changed := settle(t, s, k, outcome(st.state, st.src, time.Duration(j+1)*time.Minute), nil)
@@ -1404,29 +1398,29 @@ func testRanks(t *testing.T, s billing.Store) {
 // An outcome settled before any Track keeps the kind it was settled as, through later
 // outcomes that name none; Track of another kind under its key does not adopt it (it is
 // another movement's) and tracks nothing, while Track of its own kind does.
-func testTrackRefusesAnotherKindsOutcome(t *testing.T, s billing.Store) {
+func testTrackRefusesAnotherKindsOutcome(t *testing.T, s storekit.Store) {
 	ctx := context.Background()
-	k := key(t, billing.KindReceive, "shared1")
-	o := outcome(billing.EventFailed, billing.SourceStatusCheck, 0)
-	o.Kind = billing.KindReceive
-	if st, _ := settle(t, s, k, o, nil); st.Outcome.Kind != billing.KindReceive {
-		t.Fatalf("Settle before Track kept the kind %q, want %q", st.Outcome.Kind, billing.KindReceive)
+	k := key(t, storekit.KindReceive, "shared1")
+	o := outcome(storekit.StateFailed, storekit.SourceStatusCheck, 0)
+	o.Kind = storekit.KindReceive
+	if st, _ := settle(t, s, k, o, nil); st.Outcome.Kind != storekit.KindReceive {
+		t.Fatalf("Settle before Track kept the kind %q, want %q", st.Outcome.Kind, storekit.KindReceive)
 	}
-	st, changed := settle(t, s, k, outcome(billing.EventSucceeded, billing.SourceCallback, time.Second), []byte(`{"state":"success"}`))
-	if !changed || st.Outcome.Kind != billing.KindReceive {
-		t.Fatalf("a success naming no kind replaced the failure as %+v (changed=%v), want it kept as a %s", st.Outcome, changed, billing.KindReceive)
+	st, changed := settle(t, s, k, outcome(storekit.StateSucceeded, storekit.SourceCallback, time.Second), []byte(`{"state":"success"}`))
+	if !changed || st.Outcome.Kind != storekit.KindReceive {
+		t.Fatalf("a success naming no kind replaced the failure as %+v (changed=%v), want it kept as a %s", st.Outcome, changed, storekit.KindReceive)
 	}
 	untracked := func(what string) {
 		t.Helper()
 		e := get(t, s, k)
-		if e.Tracked || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != billing.KindReceive || !e.Final.Outcome.Succeeded() {
+		if e.Tracked || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != storekit.KindReceive || !(e.Final.Outcome.State == storekit.StateSucceeded) {
 			t.Fatalf("%s: Get = %+v, want the receive's outcome, untracked", what, e)
 		}
 	}
 	untracked("before Track")
 
-	got, created, err := s.Track(ctx, movement(billing.KindDirectDebit, "shared1", 2*time.Second))
-	if err != nil || created || got != (billing.Movement{}) {
+	got, created, err := s.Track(ctx, movement(storekit.KindDirectDebit, "shared1", 2*time.Second))
+	if err != nil || created || got != (storekit.Movement{}) {
 		t.Fatalf("Track of another kind = %+v created=%v err=%v, want nothing tracked", got, created, err)
 	}
 	untracked("after Track of another kind")
@@ -1440,29 +1434,28 @@ func testTrackRefusesAnotherKindsOutcome(t *testing.T, s billing.Store) {
 		t.Fatalf("the other movement's outcome was claimed to report: %+v, %v", rep, err)
 	}
 
-	if _, created, err := s.Track(ctx, movement(billing.KindReceive, "shared1", 3*time.Second)); err != nil || !created {
+	if _, created, err := s.Track(ctx, movement(storekit.KindReceive, "shared1", 3*time.Second)); err != nil || !created {
 		t.Fatalf("Track of the outcome's own kind: created=%v err=%v", created, err)
 	}
-	if e := get(t, s, k); !e.Tracked || e.Movement.Kind != billing.KindReceive || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != billing.KindReceive {
+	if e := get(t, s, k); !e.Tracked || e.Movement.Kind != storekit.KindReceive || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != storekit.KindReceive {
 		t.Fatalf("Get after Track of its own kind = %+v", e)
 	}
 }
 
 // normalized is e with its times in UTC, to compare entries read in different calls.
-func normalized(e billing.Entry) billing.Entry {
+func normalized(e storekit.Entry) storekit.Entry {
 	m := &e.Movement
 	m.StartedAt, m.Deadline, m.NextCheckAt, m.LeaseUntil = m.StartedAt.UTC(), m.Deadline.UTC(), m.NextCheckAt.UTC(), m.LeaseUntil.UTC()
 	if e.Final != nil {
 		f := *e.Final
 		f.Outcome.At, f.ReportedAt = f.Outcome.At.UTC(), f.ReportedAt.UTC()
-		f.Outcome.Event = nil // a store may give it back or not
 		e.Final = &f
 	}
 	return e
 }
 
 // entryString prints e, its final outcome in full, with times in UTC.
-func entryString(e billing.Entry) string {
+func entryString(e storekit.Entry) string {
 	e = normalized(e)
 	final := e.Final
 	e.Final = nil
@@ -1473,7 +1466,7 @@ func entryString(e billing.Entry) string {
 }
 
 // wantEntry fails unless got is what Get returns for k now.
-func wantEntry(t *testing.T, s billing.Store, what string, k billing.MovementKey, got billing.Entry) {
+func wantEntry(t *testing.T, s storekit.Store, what string, k storekit.MovementKey, got storekit.Entry) {
 	t.Helper()
 	if g, w := entryString(got), entryString(get(t, s, k)); g != w {
 		t.Fatalf("%s answered\n\t%s\nGet answers\n\t%s", what, g, w)
@@ -1483,53 +1476,53 @@ func wantEntry(t *testing.T, s billing.Store, what string, k billing.MovementKey
 // A store implementing storekit.EntryTracker answers, with TrackEntry and TrackNew, what
 // the key holds, as Get does. TrackEntry follows Track's rules; TrackNew tracks nothing
 // under a key holding an outcome, whatever its kind.
-func testEntryTracker(t *testing.T, s billing.Store) {
+func testEntryTracker(t *testing.T, s storekit.Store) {
 	et, ok := s.(storekit.EntryTracker)
 	if !ok {
 		t.Skip("the store does not implement storekit.EntryTracker")
 	}
 	ctx := context.Background()
-	m := movement(billing.KindSend, "new1", 0)
+	m := movement(storekit.KindSend, "new1", 0)
 	e, created, err := et.TrackNew(ctx, m)
-	if err != nil || !created || !e.Tracked || e.Final != nil || e.Movement.Kind != billing.KindSend ||
+	if err != nil || !created || !e.Tracked || e.Final != nil || e.Movement.Kind != storekit.KindSend ||
 		!e.Movement.StartedAt.Equal(m.StartedAt) || !e.Movement.NextCheckAt.Equal(m.Deadline) {
 		t.Fatalf("TrackNew of a new key = %+v created=%v err=%v", e, created, err)
 	}
 	wantEntry(t, s, "TrackNew", m.Key(), e)
-	for name, call := range map[string]func(context.Context, billing.Movement) (billing.Entry, bool, error){
+	for name, call := range map[string]func(context.Context, storekit.Movement) (storekit.Entry, bool, error){
 		"TrackNew": et.TrackNew, "TrackEntry": et.TrackEntry,
 	} {
-		e, created, err := call(ctx, movement(billing.KindBankTransfer, "new1", time.Minute))
-		if err != nil || created || !e.Tracked || e.Movement.Kind != billing.KindSend || !e.Movement.StartedAt.Equal(m.StartedAt) {
+		e, created, err := call(ctx, movement(storekit.KindBankTransfer, "new1", time.Minute))
+		if err != nil || created || !e.Tracked || e.Movement.Kind != storekit.KindSend || !e.Movement.StartedAt.Equal(m.StartedAt) {
 			t.Fatalf("%s of a tracked key = %+v created=%v err=%v, want the movement tracked first", name, e, created, err)
 		}
 		wantEntry(t, s, name+" of a tracked key", m.Key(), e)
-		_, _, err = call(ctx, billing.Movement{Kind: billing.KindSend})
+		_, _, err = call(ctx, storekit.Movement{Kind: storekit.KindSend})
 		wantValidation(t, name+" of an invalid movement", err)
 	}
 
 	// An outcome of no known kind settled first: TrackNew leaves it be, TrackEntry
 	// adopts it.
-	early := movement(billing.KindReceive, "early3", time.Second)
-	st, _ := settle(t, s, early.Key(), outcome(billing.EventSucceeded, billing.SourceCallback, 0), nil)
+	early := movement(storekit.KindReceive, "early3", time.Second)
+	st, _ := settle(t, s, early.Key(), outcome(storekit.StateSucceeded, storekit.SourceCallback, 0), nil)
 	e, created, err = et.TrackNew(ctx, early)
 	if err != nil || created || e.Tracked || e.Final == nil || e.Final.ID != st.ID {
 		t.Fatalf("TrackNew of a key holding an outcome = %+v created=%v err=%v, want it refused, answering the outcome", e, created, err)
 	}
 	wantEntry(t, s, "a refused TrackNew", early.Key(), e)
 	e, created, err = et.TrackEntry(ctx, early)
-	if err != nil || !created || !e.Tracked || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != billing.KindReceive {
+	if err != nil || !created || !e.Tracked || e.Final == nil || e.Final.ID != st.ID || e.Final.Outcome.Kind != storekit.KindReceive {
 		t.Fatalf("TrackEntry of a key holding an outcome = %+v created=%v err=%v, want it adopted", e, created, err)
 	}
 	wantEntry(t, s, "TrackEntry adopting an outcome", early.Key(), e)
 
 	// Another kind's outcome: TrackEntry refuses it too, answering it.
-	other := key(t, billing.KindSend, "early4")
-	o := outcome(billing.EventFailed, billing.SourceStatusCheck, 0)
-	o.Kind = billing.KindSend
+	other := key(t, storekit.KindSend, "early4")
+	o := outcome(storekit.StateFailed, storekit.SourceStatusCheck, 0)
+	o.Kind = storekit.KindSend
 	settle(t, s, other, o, nil)
-	e, created, err = et.TrackEntry(ctx, movement(billing.KindBankTransfer, "early4", time.Second))
-	if err != nil || created || e.Tracked || e.Final == nil || e.Final.Outcome.Kind != billing.KindSend {
+	e, created, err = et.TrackEntry(ctx, movement(storekit.KindBankTransfer, "early4", time.Second))
+	if err != nil || created || e.Tracked || e.Final == nil || e.Final.Outcome.Kind != storekit.KindSend {
 		t.Fatalf("TrackEntry of a key holding another kind's outcome = %+v created=%v err=%v, want it refused", e, created, err)
 	}
 	wantEntry(t, s, "a refused TrackEntry", other, e)
@@ -1537,15 +1530,15 @@ func testEntryTracker(t *testing.T, s billing.Store) {
 
 // A store implementing storekit.CallbackEntryBeginner answers BeginCallbackEntry as
 // BeginCallback, with what Get returns for the callback's key.
-func testBeginCallbackEntry(t *testing.T, s billing.Store) {
+func testBeginCallbackEntry(t *testing.T, s storekit.Store) {
 	b, ok := s.(storekit.CallbackEntryBeginner)
 	if !ok {
 		t.Skip("the store does not implement storekit.CallbackEntryBeginner")
 	}
 	ctx := context.Background()
-	begin := func(k billing.MovementKey, dedupe, owner string, now time.Duration, want billing.CallbackClaim) billing.Entry {
+	begin := func(k storekit.MovementKey, dedupe, owner string, now time.Duration, want storekit.CallbackClaim) storekit.Entry {
 		t.Helper()
-		c := billing.Callback{Key: k, DedupeKey: dedupe, Body: []byte(`{"ref":"` + k.ClientReference + `"}`), At: at(now)}
+		c := storekit.Callback{Key: k, DedupeKey: dedupe, Body: []byte(`{"ref":"` + k.ClientReference + `"}`), At: at(now)}
 		claim, e, err := b.BeginCallbackEntry(ctx, c, owner, at(now+time.Minute))
 		if err != nil || claim != want {
 			t.Fatalf("BeginCallbackEntry(%s, %s) = %v, %v; want %v", k.ClientReference, owner, claim, err, want)
@@ -1553,34 +1546,34 @@ func testBeginCallbackEntry(t *testing.T, s billing.Store) {
 		wantEntry(t, s, "BeginCallbackEntry", k, e)
 		return e
 	}
-	if e := begin(key(t, billing.KindReceive, "cbe0"), "d0", "a", 0, billing.CallbackClaimed); e.Tracked || e.Final != nil {
+	if e := begin(key(t, storekit.KindReceive, "cbe0"), "d0", "a", 0, storekit.CallbackClaimed); e.Tracked || e.Final != nil {
 		t.Fatalf("BeginCallbackEntry of an unknown key answered %+v, want the zero Entry", e)
 	}
 
-	m := movement(billing.KindDirectDebit, "cbe1", 0)
+	m := movement(storekit.KindDirectDebit, "cbe1", 0)
 	track(t, s, m)
-	if e := begin(m.Key(), "d1", "a", time.Second, billing.CallbackClaimed); !e.Tracked || e.Movement.Kind != billing.KindDirectDebit {
+	if e := begin(m.Key(), "d1", "a", time.Second, storekit.CallbackClaimed); !e.Tracked || e.Movement.Kind != storekit.KindDirectDebit {
 		t.Fatalf("BeginCallbackEntry of a tracked key answered %+v", e)
 	}
-	begin(m.Key(), "d1", "b", 2*time.Second, billing.CallbackInFlight)
+	begin(m.Key(), "d1", "b", 2*time.Second, storekit.CallbackInFlight)
 	if err := s.FinishCallback(ctx, "d1", "a", true, at(3*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	begin(m.Key(), "d1", "b", 4*time.Second, billing.CallbackHandled)
+	begin(m.Key(), "d1", "b", 4*time.Second, storekit.CallbackHandled)
 	if got, err := s.Callbacks(ctx, m.Key()); err != nil || len(got) != 1 || got[0].Deliveries != 3 {
 		t.Fatalf("Callbacks after three deliveries = %+v, %v", got, err)
 	}
 
-	k := key(t, billing.KindSend, "cbe2")
-	o := outcome(billing.EventSucceeded, billing.SourceStatusCheck, 0)
-	o.Kind = billing.KindBankTransfer
+	k := key(t, storekit.KindSend, "cbe2")
+	o := outcome(storekit.StateSucceeded, storekit.SourceStatusCheck, 0)
+	o.Kind = storekit.KindBankTransfer
 	settle(t, s, k, o, nil)
-	if e := begin(k, "d2", "a", time.Second, billing.CallbackClaimed); e.Tracked || e.Final == nil || e.Final.Outcome.Kind != billing.KindBankTransfer {
+	if e := begin(k, "d2", "a", time.Second, storekit.CallbackClaimed); e.Tracked || e.Final == nil || e.Final.Outcome.Kind != storekit.KindBankTransfer {
 		t.Fatalf("BeginCallbackEntry of a key settled untracked answered %+v", e)
 	}
 
-	_, _, err := b.BeginCallbackEntry(ctx, billing.Callback{}, "a", at(time.Minute))
+	_, _, err := b.BeginCallbackEntry(ctx, storekit.Callback{}, "a", at(time.Minute))
 	wantValidation(t, "BeginCallbackEntry of an empty callback", err)
-	_, _, err = b.BeginCallbackEntry(ctx, billing.Callback{Key: k, DedupeKey: "d3", At: at(0)}, "", at(time.Minute))
+	_, _, err = b.BeginCallbackEntry(ctx, storekit.Callback{Key: k, DedupeKey: "d3", At: at(0)}, "", at(time.Minute))
 	wantValidation(t, "BeginCallbackEntry without an owner", err)
 }

@@ -30,7 +30,7 @@ import (
 // paid payout, a success claiming a hundred times its amount) settle nothing, and with
 // a store that records them Reconcile lists their movements. newStore returns an empty store for one subtest; its instances
 // share it.
-func RunTracker(t *testing.T, newStore func(t *testing.T) billing.Store) {
+func RunTracker(t *testing.T, newStore func(t *testing.T) storekit.Store) {
 	t.Run("ReportBacklogPastItsLease", func(t *testing.T) { testReportBacklog(t, newStore(t)) })
 	for _, wire := range billingtest.Wires() {
 		movements := 300
@@ -53,7 +53,7 @@ type cluster struct {
 	t         *testing.T
 	srv       *billingtest.Server
 	client    *billing.Client
-	store     billing.Store
+	store     storekit.Store
 	instances []*instance
 
 	mu       sync.Mutex
@@ -68,7 +68,7 @@ type instance struct {
 	stop        func() // ends its Run, checking how it ended
 }
 
-func newCluster(t *testing.T, store billing.Store, wire billingtest.Wire) *cluster {
+func newCluster(t *testing.T, store storekit.Store, wire billingtest.Wire) *cluster {
 	srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire))
 	return &cluster{t: t, srv: srv, client: srv.Client(), store: store, reported: map[string][]*billing.Outcome{}, progress: make(chan struct{}, 1)}
 }
@@ -174,7 +174,7 @@ func receiveParams(ref, phone, callbackURL string) *billing.ReceiveParams {
 		Description: "Order " + ref, ClientReference: ref, CallbackURL: callbackURL}
 }
 
-func testAwaitAcrossInstances(t *testing.T, store billing.Store, wire billingtest.Wire) {
+func testAwaitAcrossInstances(t *testing.T, store storekit.Store, wire billingtest.Wire) {
 	c := newCluster(t, store, wire)
 	a, b := c.start(false), c.start(false)
 	ctx := context.Background()
@@ -204,7 +204,7 @@ func testAwaitAcrossInstances(t *testing.T, store billing.Store, wire billingtes
 	case !o.Succeeded() || o.Source != billing.SourceCallback || o.ID == "":
 		t.Fatalf("A's Await = %+v, want the success B received by callback, with an ID", o)
 	}
-	key, _ := billing.KeyOf(billing.KindSend, "acrossInstances1")
+	key := storekit.Movement{Kind: storekit.KindSend, ClientReference: "acrossInstances1"}.Key()
 	cbs, err := store.Callbacks(ctx, key)
 	if err != nil || len(cbs) != 1 || !strings.Contains(string(cbs[0].Body), "acrossInstances1") {
 		t.Fatalf("the callback's raw body was not kept for audit: %+v, %v", cbs, err)
@@ -215,7 +215,7 @@ func testAwaitAcrossInstances(t *testing.T, store billing.Store, wire billingtes
 // copy the status check contradicts (a failure claimed of a paid payout, a success
 // claimed for a hundred times its amount). Each payout is settled by the truth and
 // reported once, and Reconcile lists both as contradicted, never as disagreed.
-func testForgedCallbacksReconciled(t *testing.T, store billing.Store, wire billingtest.Wire) {
+func testForgedCallbacksReconciled(t *testing.T, store storekit.Store, wire billingtest.Wire) {
 	if _, ok := store.(storekit.ContradictionRecorder); !ok {
 		t.Skip("the store records no contradicted callbacks (storekit.ContradictionRecorder is optional)")
 	}
@@ -258,7 +258,7 @@ func testForgedCallbacksReconciled(t *testing.T, store billing.Store, wire billi
 	}
 }
 
-func testDeadInstanceResumed(t *testing.T, store billing.Store, wire billingtest.Wire) {
+func testDeadInstanceResumed(t *testing.T, store storekit.Store, wire billingtest.Wire) {
 	c := newCluster(t, store, wire)
 	dead := c.start(false)
 	dead.callbackURL = "http://127.0.0.1:1/callbacks" // nobody answers: the instance is gone
@@ -304,12 +304,12 @@ func testDeadInstanceResumed(t *testing.T, store billing.Store, wire billingtest
 // movement, with the sandbox's truth and a distinct Outcome.ID, that the sandbox moved
 // each once, and that nothing is left pending. It is the soak of a store, on the
 // service's specified wire.
-func ManyInstances(t *testing.T, store billing.Store, instances, movements int) {
+func ManyInstances(t *testing.T, store storekit.Store, instances, movements int) {
 	manyInstances(t, store, billingtest.WireSpec, instances, movements)
 }
 
 // manyInstances is ManyInstances with the sandbox answering in wire's shapes.
-func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, instances, movements int) {
+func manyInstances(t *testing.T, store storekit.Store, wire billingtest.Wire, instances, movements int) {
 	c := newCluster(t, store, wire)
 	for range instances {
 		c.start(true)
@@ -432,7 +432,7 @@ func manyInstances(t *testing.T, store billing.Store, wire billingtest.Wire, ins
 // session is paid and its webhook lands on the new instance; the other is paid with its
 // webhook lost, so Run's Payments.Get settles it. Each is reported once, with the
 // service's payment.
-func testCheckoutAcrossARestart(t *testing.T, store billing.Store, wire billingtest.Wire) {
+func testCheckoutAcrossARestart(t *testing.T, store storekit.Store, wire billingtest.Wire) {
 	var current atomic.Pointer[http.Handler]
 	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		(*current.Load()).ServeHTTP(w, r)
@@ -524,11 +524,11 @@ func testCheckoutAcrossARestart(t *testing.T, store billing.Store, wire billingt
 // observed is a store that says progress on every call about reports, so that a
 // harness waiting for quiet sees the claims, renewals and marks under way.
 type observed struct {
-	billing.Store
+	storekit.Store
 	progress chan struct{}
 }
 
-func (o *observed) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]billing.Settlement, error) {
+func (o *observed) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Settlement, error) {
 	defer progressed(o.progress)
 	return o.Store.ClaimUnreported(ctx, owner, now, leaseUntil, limit)
 }
@@ -544,7 +544,7 @@ func (o *observed) RetryReport(ctx context.Context, id, owner string, at time.Ti
 }
 
 // UseClock hands the clock on to a store that takes one.
-func (o *observed) UseClock(c billing.Clock) error {
+func (o *observed) UseClock(c storekit.Clock) error {
 	if u, ok := o.Store.(storekit.ClockUser); ok {
 		return u.UseClock(c)
 	}
@@ -563,7 +563,7 @@ func (o observedRenewer) RenewReport(ctx context.Context, id, owner string, leas
 }
 
 // observe wraps store so that its calls about reports say progress.
-func observe(store billing.Store, progress chan struct{}) billing.Store {
+func observe(store storekit.Store, progress chan struct{}) storekit.Store {
 	o := &observed{Store: store, progress: progress}
 	if r, ok := store.(storekit.ReportLeaseRenewer); ok {
 		return observedRenewer{observed: o, renewer: r}
@@ -577,7 +577,7 @@ func observe(store billing.Store, progress chan struct{}) billing.Store {
 // than it can report in time, and renew what it holds, waiting or under way, so that
 // the second instance, started once the first is busy, takes none of them. Each is
 // reported once, never started again once a call of it returned, and none is lost.
-func testReportBacklog(t *testing.T, store billing.Store) {
+func testReportBacklog(t *testing.T, store storekit.Store) {
 	const (
 		outcomes    = 100
 		lease       = time.Minute
@@ -592,11 +592,11 @@ func testReportBacklog(t *testing.T, store billing.Store) {
 	ctx := context.Background()
 	now := clock.Now()
 	for i := range outcomes {
-		m := billing.Movement{Kind: billing.KindSend, ClientReference: fmt.Sprintf("backlog%03d", i), StartedAt: now, Deadline: now.Add(time.Hour)}
+		m := storekit.Movement{Kind: storekit.KindSend, ClientReference: fmt.Sprintf("backlog%03d", i), StartedAt: now, Deadline: now.Add(time.Hour)}
 		if _, _, err := store.Track(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := store.Settle(ctx, m.Key(), billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: now}, nil); err != nil {
+		if _, _, err := store.Settle(ctx, m.Key(), storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, At: now}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

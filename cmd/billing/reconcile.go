@@ -9,6 +9,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
 )
 
 // reconcilePage is one page of Tracker.ReconcilePages, as --json writes it.
@@ -22,7 +23,7 @@ type reconcilePage struct {
 }
 
 // contradicted is the record of the callbacks of a movement that the status check
-// contradicted (billing.Contradiction), without the body, which may name the payer.
+// contradicted (storekit.Contradiction), without the body, which may name the payer.
 type contradicted struct {
 	Callback        string    `json:"callback"`
 	ClientReference string    `json:"clientReference"`
@@ -131,13 +132,13 @@ func pageOf(n int, r billing.Reconciliation) reconcilePage {
 	page := reconcilePage{Page: n, Truncated: r.Truncated, Overdue: []overdueMovement{}, Disagreed: []settledMovement{}, StatusCheckOnly: []settledMovement{},
 		Contradicted: []contradicted{}}
 	for _, m := range r.Overdue {
-		page.Overdue = append(page.Overdue, overdueMovement{Kind: string(m.Kind), ClientReference: m.ClientReference, Amount: m.Amount,
+		page.Overdue = append(page.Overdue, overdueMovement{Kind: m.Kind, ClientReference: m.ClientReference, Amount: m.Amount,
 			Currency: m.Currency, StartedAt: m.StartedAt.UTC(), Deadline: m.Deadline.UTC(), Checks: m.Checks})
 	}
-	settled := func(s billing.Settlement) settledMovement {
+	settled := func(s storekit.Settlement) settledMovement {
 		o := s.Outcome
-		v := settledMovement{Kind: string(o.Kind), ClientReference: o.ClientReference, State: string(o.State), Code: string(o.Code),
-			Amount: o.Amount, Currency: o.Currency, Source: string(o.Source), ByCallback: s.ByCallback, ByStatusCheck: s.ByStatusCheck}
+		v := settledMovement{Kind: o.Kind, ClientReference: o.ClientReference, State: o.State, Code: o.Code,
+			Amount: o.Amount, Currency: o.Currency, Source: o.Source, ByCallback: s.ByCallback, ByStatusCheck: s.ByStatusCheck}
 		if !s.ReportedAt.IsZero() {
 			at := s.ReportedAt.UTC()
 			v.ReportedAt = &at
@@ -151,8 +152,8 @@ func pageOf(n int, r billing.Reconciliation) reconcilePage {
 		page.StatusCheckOnly = append(page.StatusCheckOnly, settled(s))
 	}
 	for _, c := range r.Contradicted {
-		page.Contradicted = append(page.Contradicted, contradicted{Callback: string(c.Key.Callback), ClientReference: c.Key.ClientReference,
-			Claimed: string(c.Claimed), At: c.At.UTC(), LastAt: c.LastAt.UTC(), Count: c.Count})
+		page.Contradicted = append(page.Contradicted, contradicted{Callback: c.Key.Callback, ClientReference: c.Key.ClientReference,
+			Claimed: c.Claimed, At: c.At.UTC(), LastAt: c.LastAt.UTC(), Count: c.Count})
 	}
 	return page
 }

@@ -1,4 +1,4 @@
-package billing_test
+package storekit_test
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"time"
 
 	billing "github.com/billingsdk/billing-go"
+	"github.com/billingsdk/billing-go/storekit"
 	"github.com/billingsdk/billing-go/storetest"
 )
 
 func TestMemoryStore(t *testing.T) {
-	storetest.Run(t, func(*testing.T) billing.Store { return billing.NewMemoryStore(0) })
+	storetest.Run(t, func(*testing.T) storekit.Store { return billing.NewMemoryStore(0) })
 }
 
 // The in-memory store holds a bounded number of movements. It forgets settled, reported
@@ -24,20 +25,20 @@ func TestMemoryStoreBoundsMovements(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	s := billing.NewMemoryStore(3)
-	mv := func(ref string) billing.Movement {
-		return billing.Movement{Kind: billing.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(time.Minute)}
+	mv := func(ref string) storekit.Movement {
+		return storekit.Movement{Kind: storekit.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(time.Minute)}
 	}
 	for _, ref := range []string{"p1", "p2", "p3"} {
 		if _, _, err := s.Track(ctx, mv(ref)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := s.Track(ctx, mv("p4")); !errors.Is(err, billing.ErrStoreFull) {
+	if _, _, err := s.Track(ctx, mv("p4")); !errors.Is(err, storekit.ErrStoreFull) {
 		t.Fatalf("Track beyond the bound: %v, want ErrStoreFull", err)
 	}
-	stray := billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "stray"}
-	final := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: t0}
-	if _, _, err := s.Settle(ctx, stray, final, nil); !errors.Is(err, billing.ErrStoreFull) {
+	stray := storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "stray"}
+	final := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, At: t0}
+	if _, _, err := s.Settle(ctx, stray, final, nil); !errors.Is(err, storekit.ErrStoreFull) {
 		t.Fatalf("a stray callback beyond the bound: %v, want ErrStoreFull", err)
 	}
 	// Settled but unreported: still kept.
@@ -45,7 +46,7 @@ func TestMemoryStoreBoundsMovements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Track(ctx, mv("p4")); !errors.Is(err, billing.ErrStoreFull) {
+	if _, _, err := s.Track(ctx, mv("p4")); !errors.Is(err, storekit.ErrStoreFull) {
 		t.Fatalf("Track while the settled movement is unreported: %v, want ErrStoreFull", err)
 	}
 	if err := s.MarkReported(ctx, st.ID, t0); err != nil {
@@ -84,7 +85,7 @@ func BenchmarkMemoryStore100kPending(b *testing.B) {
 		s := billing.NewMemoryStore(n)
 		for i, ref := range refs {
 			start := t0.Add(time.Duration(i) * time.Millisecond)
-			m := billing.Movement{Kind: billing.KindSend, ClientReference: ref, StartedAt: start, Deadline: start.Add(5 * time.Minute)}
+			m := storekit.Movement{Kind: storekit.KindSend, ClientReference: ref, StartedAt: start, Deadline: start.Add(5 * time.Minute)}
 			if _, _, err := s.Track(ctx, m); err != nil {
 				b.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func BenchmarkMemoryStore100kPending(b *testing.B) {
 }
 
 func TestTrackerInstancesOnTheMemoryStore(t *testing.T) {
-	storetest.RunTracker(t, func(*testing.T) billing.Store { return billing.NewMemoryStore(0) })
+	storetest.RunTracker(t, func(*testing.T) storekit.Store { return billing.NewMemoryStore(0) })
 }
 
 // The in-memory store's byte budget makes room by forgetting reported outcomes, never a
@@ -108,37 +109,37 @@ func TestTrackerInstancesOnTheMemoryStore(t *testing.T) {
 func TestMemoryStoreBoundsBytes(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-	s := billing.NewMemoryStoreWithOptions(billing.MemoryStoreOptions{MaxBytes: 4096})
-	mv := func(ref string) billing.Movement {
-		return billing.Movement{Kind: billing.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(time.Minute)}
+	s := storekit.NewMemoryStore(storekit.MemoryStoreOptions{MaxBytes: 4096})
+	mv := func(ref string) storekit.Movement {
+		return storekit.Movement{Kind: storekit.KindSend, ClientReference: ref, StartedAt: t0, Deadline: t0.Add(time.Minute)}
 	}
 	for _, ref := range []string{"p1", "p2"} {
 		if _, _, err := s.Track(ctx, mv(ref)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	final := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: t0}
+	final := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceCallback, At: t0}
 	body := []byte(fmt.Sprintf(`{"padding":%q}`, strings.Repeat("x", 2500)))
 	st, _, err := s.Settle(ctx, mv("p1").Key(), final, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// p1 is settled but unreported: it may not make room.
-	if _, _, err := s.Settle(ctx, mv("p2").Key(), final, body); !errors.Is(err, billing.ErrStoreFull) {
+	if _, _, err := s.Settle(ctx, mv("p2").Key(), final, body); !errors.Is(err, storekit.ErrStoreFull) {
 		t.Fatalf("a settlement beyond the budget: %v, want ErrStoreFull", err)
 	}
 	if e, _ := s.Get(ctx, mv("p2").Key()); !e.Tracked || e.Final != nil {
 		t.Fatalf("a refused settlement changed the movement: %+v", e)
 	}
-	stray := billing.MovementKey{Callback: billing.EventKindPayout, ClientReference: "stray"}
-	if _, _, err := s.Settle(ctx, stray, final, body); !errors.Is(err, billing.ErrStoreFull) {
+	stray := storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "stray"}
+	if _, _, err := s.Settle(ctx, stray, final, body); !errors.Is(err, storekit.ErrStoreFull) {
 		t.Fatalf("a stray callback beyond the budget: %v, want ErrStoreFull", err)
 	}
 	if e, _ := s.Get(ctx, stray); e.Tracked || e.Final != nil {
 		t.Fatalf("a refused stray callback was kept: %+v", e)
 	}
 	// A status check's outcome carries no body: it fits.
-	byStatus := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceStatusCheck, At: t0}
+	byStatus := storekit.Outcome{State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: t0}
 	if _, _, err := s.Settle(ctx, mv("p2").Key(), byStatus, nil); err != nil {
 		t.Fatalf("a status check's outcome: %v", err)
 	}
@@ -159,24 +160,5 @@ func TestMemoryStoreBoundsBytes(t *testing.T) {
 		if e, _ := s.Get(ctx, mv(ref).Key()); e.Final == nil {
 			t.Fatalf("%s lost its outcome", ref)
 		}
-	}
-}
-
-// An event no callback body can carry is not kept with its outcome; the outcome is.
-func TestMemoryStoreDropsOversizedEvent(t *testing.T) {
-	ctx := context.Background()
-	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-	s := billing.NewMemoryStore(0)
-	ev := &billing.PayoutCallback{ResponseCode: billing.CodeSuccess}
-	ev.Data.ClientReference = "huge1"
-	ev.Data.Description = strings.Repeat("x", billing.MaxEventBytes)
-	key := billing.EventKey(ev)
-	o := billing.Outcome{State: billing.EventSucceeded, Source: billing.SourceCallback, At: t0, Event: ev}
-	if _, _, err := s.Settle(ctx, key, o, nil); err != nil {
-		t.Fatal(err)
-	}
-	e, err := s.Get(ctx, key)
-	if err != nil || e.Final == nil || !e.Final.Outcome.Succeeded() || e.Final.Outcome.Event != nil {
-		t.Fatalf("Get = %+v, %v; want the success without its event", e.Final, err)
 	}
 }

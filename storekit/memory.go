@@ -1,4 +1,4 @@
-package billing
+package storekit
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -58,8 +57,7 @@ type memEntry struct {
 	idleEl            *list.Element
 	idleAt            time.Time
 
-	size      int // bytes accounted to it: see entryBytes, and the contradiction's body
-	eventSize int // of final.Outcome.Event: see eventBytes
+	size int // bytes accounted to it: see entryBytes, and the contradiction's body
 
 	contra *Contradiction // callbacks the status check contradicted; nil when none
 }
@@ -88,50 +86,59 @@ type memBody struct {
 	size int // bytes accounted to it: body, dedupe key and reference
 }
 
-// NewMemoryStore returns an empty Store in this process's memory, the one a Tracker
-// uses when TrackerOptions.Store is nil, holding at most maxMovements movements
-// (DefaultMaxTracked when maxMovements <= 0) and DefaultMaxBytes: it is
-// NewMemoryStoreWithOptions(MemoryStoreOptions{MaxMovements: maxMovements}), which says
-// what it forgets and when it refuses. Give several Trackers of one process the same
-// store to share their movements; to share them between processes, use package pgstore.
-func NewMemoryStore(maxMovements int) Store {
-	return newMemoryStore(maxMovements, 0)
-}
+// DefaultMaxMovements and DefaultMaxBytes are the bounds of a MemoryStoreOptions left
+// zero: billing.DefaultMaxTracked and billing.DefaultMaxBytes.
+const (
+	DefaultMaxMovements = 100_000
+	DefaultMaxBytes     = 64 << 20
+)
 
-// MemoryStoreOptions bounds the memory of a store made by NewMemoryStoreWithOptions.
-// Zero fields take the defaults.
+// MemoryStoreOptions bounds the memory of a store made by NewMemoryStore. Zero fields
+// take the defaults.
 type MemoryStoreOptions struct {
 	// MaxMovements caps the movements held, and as many callback dedupe records;
-	// DefaultMaxTracked when zero. It bounds what each of them costs whatever its
+	// DefaultMaxMovements when zero. It bounds what each of them costs whatever its
 	// content, a few hundred bytes.
 	MaxMovements int
 	// MaxBytes caps the bytes held whose size a sender or caller chooses: references,
 	// dedupe keys, the callback bodies kept for audit and with each outcome, and each
-	// outcome's Event (counted as its JSON encoding); DefaultMaxBytes when zero.
+	// outcome's strings; DefaultMaxBytes when zero.
 	MaxBytes int
 }
 
-// NewMemoryStoreWithOptions returns an empty Store in this process's memory, bounded in
-// count and in bytes by opts. Beyond either bound it forgets what may be forgotten,
-// oldest first: callback bodies kept for audit (a body that does not fit even then is
-// not kept), callback dedupe records already handled (their redelivery is handled
-// again), then settled movements already reported or never tracked (a later Await of
-// a reported one answers ErrForgotten, as after Retention, while its tombstone is
-// kept: for the MaxMovements movements forgotten last). It never forgets a movement
-// pending or unreported: Track, Settle or BeginCallback answers ErrStoreFull instead,
-// and nothing is recorded.
-// An outcome's Event whose JSON encoding is larger than MaxEventBytes is not kept
-// (Outcome.Event nil), as no callback body can carry it.
-func NewMemoryStoreWithOptions(opts MemoryStoreOptions) Store {
+// NewMemoryStore returns an empty Store in this process's memory, bounded in count and
+// in bytes by opts: the store a billing.Tracker keeps when TrackerOptions.Store is nil
+// (billing.NewMemoryStore), built on this package's rules. Beyond either bound it
+// forgets what may be forgotten, oldest first: callback bodies kept for audit (a body
+// that does not fit even then is not kept), callback dedupe records already handled
+// (their redelivery is handled again), then settled movements already reported or never
+// tracked (a later Track of a reported one answers ErrForgotten, as after its retention,
+// while its tombstone is kept: for the MaxMovements movements forgotten last). It never
+// forgets a movement pending or unreported: Track, Settle or BeginCallback answers
+// ErrStoreFull instead, and nothing is recorded. Give several Trackers of one process
+// the same store to share their movements; to share them between processes, use package
+// pgstore.
+//
+// The store has a method Held() (movements, bytes int) beside Store's, for gauges: the
+// entries it holds (movements and outcomes of untracked callbacks) and the bytes it
+// accounts against MaxBytes.
+func NewMemoryStore(opts MemoryStoreOptions) Store {
 	return newMemoryStore(opts.MaxMovements, opts.MaxBytes)
 }
 
+// Held returns the entries the store holds and the bytes it accounts against its bound.
+func (s *memoryStore) Held() (movements, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.entries), s.used
+}
+
 // newMemoryStore returns an empty in-memory store holding at most maxEntries movements
-// (DefaultMaxTracked when maxEntries <= 0) and maxBytes (DefaultMaxBytes when
+// (DefaultMaxMovements when maxEntries <= 0) and maxBytes (DefaultMaxBytes when
 // maxBytes <= 0).
 func newMemoryStore(maxEntries, maxBytes int) *memoryStore {
 	if maxEntries <= 0 {
-		maxEntries = DefaultMaxTracked
+		maxEntries = DefaultMaxMovements
 	}
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -166,17 +173,17 @@ func (s *memoryStore) Track(_ context.Context, m Movement) (Movement, bool, erro
 	return e.Movement, created, err
 }
 
-// TrackEntry is Track answering what the key holds (storekit.EntryTracker).
+// TrackEntry is Track answering what the key holds (EntryTracker).
 func (s *memoryStore) TrackEntry(_ context.Context, m Movement) (Entry, bool, error) {
 	return s.track(m, false)
 }
 
-// TrackNew tracks m only when its key holds nothing (storekit.EntryTracker).
+// TrackNew tracks m only when its key holds nothing (EntryTracker).
 func (s *memoryStore) TrackNew(_ context.Context, m Movement) (Entry, bool, error) {
 	return s.track(m, true)
 }
 
-var _ entryTracker = (*memoryStore)(nil)
+var _ EntryTracker = (*memoryStore)(nil)
 
 // track is Track; with fresh it also refuses a key holding an outcome. It returns what
 // the key holds once it is done.
@@ -187,7 +194,7 @@ func (s *memoryStore) track(m Movement, fresh bool) (Entry, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[m.Key()]
-	if e != nil && (e.tracked || settledAsOther(e.final, m.Kind) || fresh && e.final != nil) {
+	if e != nil && (e.tracked || SettledAsOther(e.final, m.Kind) || fresh && e.final != nil) {
 		// The call that tracked it, made again after its answer was lost, is answered as
 		// it would have been.
 		again := e.tracked && m.TrackID != "" && e.m.TrackID == m.TrackID && e.m.Kind == m.Kind && !(fresh && e.final != nil)
@@ -222,7 +229,7 @@ func (s *memoryStore) newEntryLocked(key MovementKey) (*memEntry, error) {
 		}
 		s.forgetLocked(front.Value.(*memEntry))
 	}
-	size := entryBytes(key, nil, 0)
+	size := entryBytes(key, nil)
 	if !s.makeRoomLocked(size, nil) {
 		return nil, s.fullLocked()
 	}
@@ -263,28 +270,14 @@ func (s *memoryStore) fullLocked() error {
 }
 
 // entryBytes is what the entry of key holds whose size a sender or caller chooses: its
-// reference and, once settled, the settlement's strings, body and event (eventSize).
-func entryBytes(key MovementKey, final *Settlement, eventSize int) int {
+// reference and, once settled, the settlement's strings and body.
+func entryBytes(key MovementKey, final *Settlement) int {
 	n := len(key.ClientReference)
 	if final != nil {
 		o := &final.Outcome
-		n += len(final.ID) + len(final.Body) + len(o.Code) + len(o.TransactionID) + len(o.ExternalTransactionID) + eventSize
+		n += len(final.ID) + len(final.Body) + len(o.Code) + len(o.TransactionID) + len(o.ExternalTransactionID) + len(o.ServiceReference) + len(o.Currency) + len(o.Kind)
 	}
 	return n
-}
-
-// eventBytes estimates the memory ev holds by the length of its JSON encoding, which
-// holds every string of it, and a sender chooses those. It returns -1 for an event
-// that cannot be encoded or is larger than any callback body: such an event is not kept.
-func eventBytes(ev Event) int {
-	if ev == nil {
-		return 0
-	}
-	b, err := json.Marshal(ev)
-	if err != nil || len(b) > MaxEventBytes {
-		return -1
-	}
-	return len(b)
 }
 
 // placeLocked puts e in the queues its state calls for: due while tracked and
@@ -384,10 +377,6 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	if err := validateSettle(key, o, body); err != nil {
 		return Settlement{}, false, err
 	}
-	eventSize := eventBytes(o.Event) // outside the lock: it encodes the event
-	if eventSize < 0 {
-		o.Event, eventSize = nil, 0
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[key]
@@ -401,17 +390,14 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	if e.tracked {
 		o.Kind = e.m.Kind
 	}
-	next, changed, err := mergeOutcome(e.final, key, o, bytes.Clone(body))
+	next, changed, err := MergeOutcome(e.final, key, o, bytes.Clone(body))
 	if err != nil {
 		if created {
 			s.forgetLocked(e)
 		}
 		return Settlement{}, false, err
 	}
-	if !changed {
-		eventSize = e.eventSize
-	}
-	size := entryBytes(key, &next, eventSize) + len(e.m.ServiceReference) + e.contraBytes()
+	size := entryBytes(key, &next) + len(e.m.ServiceReference) + e.contraBytes()
 	if grow := size - e.size; grow > 0 && !s.makeRoomLocked(grow, e) {
 		if created {
 			s.forgetLocked(e)
@@ -419,7 +405,7 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 		return Settlement{}, false, s.fullLocked()
 	}
 	s.used += size - e.size
-	e.size, e.eventSize = size, eventSize
+	e.size = size
 	if e.final != nil && e.final.ID != next.ID {
 		delete(s.byID, e.final.ID)
 		if e.idleEl != nil { // a success replaced a reported failure: report it anew
@@ -442,15 +428,15 @@ func (s *memoryStore) BeginCallback(ctx context.Context, c Callback, owner strin
 	return claim, err
 }
 
-var _ callbackEntryBeginner = (*memoryStore)(nil)
+var _ CallbackEntryBeginner = (*memoryStore)(nil)
 
 // BeginCallbackEntry is BeginCallback, answering what Get returns for c.Key
-// (storekit.CallbackEntryBeginner).
+// (CallbackEntryBeginner).
 func (s *memoryStore) BeginCallbackEntry(_ context.Context, c Callback, owner string, leaseUntil time.Time) (CallbackClaim, Entry, error) {
 	if err := c.Validate(); err != nil {
 		return "", Entry{}, err
 	}
-	if err := validateOwner(owner); err != nil {
+	if err := ValidateOwner(owner); err != nil {
 		return "", Entry{}, err
 	}
 	if !leaseUntil.After(c.At) {
@@ -546,14 +532,14 @@ func (s *memoryStore) dropDedupeLocked(d *memDedupe) {
 }
 
 func (s *memoryStore) FinishCallback(_ context.Context, dedupeKey, owner string, handled bool, now time.Time) error {
-	if err := validateOwner(owner); err != nil {
+	if err := ValidateOwner(owner); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.dedupe[dedupeKey]
 	if d == nil || d.done || d.owner != owner {
-		return fmt.Errorf("%w: callback %q", errLeaseLost, dedupeKey)
+		return fmt.Errorf("%w: callback %q", ErrLeaseLost, dedupeKey)
 	}
 	if !handled {
 		s.dropDedupeLocked(d)
@@ -571,7 +557,7 @@ func (s *memoryStore) Callbacks(_ context.Context, key MovementKey) ([]Callback,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := s.bodies[key]
-	kept = kept[:min(len(kept), maxClaim)]
+	kept = kept[:min(len(kept), MaxClaim)]
 	out := make([]Callback, 0, len(kept))
 	for _, b := range kept {
 		c := b.cb
@@ -582,7 +568,7 @@ func (s *memoryStore) Callbacks(_ context.Context, key MovementKey) ([]Callback,
 }
 
 func (s *memoryStore) ClaimDue(_ context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Movement, error) {
-	limit, err := validateClaim(owner, now, leaseUntil, limit)
+	limit, err := ValidateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -602,17 +588,17 @@ func (s *memoryStore) ClaimDue(_ context.Context, owner string, now, leaseUntil 
 }
 
 // claimedLocked returns the tracked, unsettled movement key claimed by owner, or
-// errLeaseLost.
+// ErrLeaseLost.
 func (s *memoryStore) claimedLocked(key MovementKey, owner string) (*memEntry, error) {
 	e := s.entries[key]
 	if e == nil || !e.tracked || e.final != nil || e.m.LeaseOwner != owner {
-		return nil, fmt.Errorf("%w: movement %s %q", errLeaseLost, key.Callback, key.ClientReference)
+		return nil, fmt.Errorf("%w: movement %s %q", ErrLeaseLost, key.Callback, key.ClientReference)
 	}
 	return e, nil
 }
 
 func (s *memoryStore) RenewClaim(_ context.Context, key MovementKey, owner string, leaseUntil time.Time) error {
-	if err := firstError(key.Validate(), validateOwner(owner)); err != nil {
+	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -627,7 +613,7 @@ func (s *memoryStore) RenewClaim(_ context.Context, key MovementKey, owner strin
 }
 
 func (s *memoryStore) Reschedule(_ context.Context, key MovementKey, owner string, next time.Time) error {
-	if err := firstError(key.Validate(), validateOwner(owner)); err != nil {
+	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
 		return err
 	}
 	if next.IsZero() {
@@ -646,7 +632,7 @@ func (s *memoryStore) Reschedule(_ context.Context, key MovementKey, owner strin
 }
 
 func (s *memoryStore) ReleaseClaim(_ context.Context, key MovementKey, owner string) error {
-	if err := firstError(key.Validate(), validateOwner(owner)); err != nil {
+	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -661,7 +647,7 @@ func (s *memoryStore) ReleaseClaim(_ context.Context, key MovementKey, owner str
 }
 
 func (s *memoryStore) ClaimUnreported(_ context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Settlement, error) {
-	limit, err := validateClaim(owner, now, leaseUntil, limit)
+	limit, err := ValidateClaim(owner, now, leaseUntil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -700,7 +686,7 @@ func (s *memoryStore) MarkReported(_ context.Context, id string, now time.Time) 
 }
 
 func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.Time) error {
-	if err := firstError(required("id", id), validateOwner(owner)); err != nil {
+	if err := firstError(required("id", id), ValidateOwner(owner)); err != nil {
 		return err
 	}
 	if at.IsZero() {
@@ -710,7 +696,7 @@ func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.T
 	defer s.mu.Unlock()
 	e := s.byID[id]
 	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() || e.reportOwner != owner {
-		return fmt.Errorf("%w: outcome %q", errLeaseLost, id)
+		return fmt.Errorf("%w: outcome %q", ErrLeaseLost, id)
 	}
 	e.final.ReportAttempts++
 	e.reportOwner, e.reportUntil = "", at
@@ -718,9 +704,9 @@ func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.T
 	return nil
 }
 
-// RenewReport extends owner's claim on the unreported outcome id (storekit.ReportLeaseRenewer).
+// RenewReport extends owner's claim on the unreported outcome id (ReportLeaseRenewer).
 func (s *memoryStore) RenewReport(_ context.Context, id, owner string, leaseUntil time.Time) error {
-	if err := firstError(required("id", id), validateOwner(owner)); err != nil {
+	if err := firstError(required("id", id), ValidateOwner(owner)); err != nil {
 		return err
 	}
 	if leaseUntil.IsZero() {
@@ -730,14 +716,14 @@ func (s *memoryStore) RenewReport(_ context.Context, id, owner string, leaseUnti
 	defer s.mu.Unlock()
 	e := s.byID[id]
 	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() || e.reportOwner != owner {
-		return fmt.Errorf("%w: outcome %q", errLeaseLost, id)
+		return fmt.Errorf("%w: outcome %q", ErrLeaseLost, id)
 	}
 	e.reportUntil = leaseUntil
 	s.reports.set(e, true)
 	return nil
 }
 
-var _ reportLeaseRenewer = (*memoryStore)(nil)
+var _ ReportLeaseRenewer = (*memoryStore)(nil)
 
 func (s *memoryStore) Pending(context.Context) (int, time.Time, error) {
 	s.mu.Lock()
@@ -792,14 +778,14 @@ func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Rec
 		sa, sb := s.entries[a.Key].m.StartedAt, s.entries[b.Key].m.StartedAt
 		return cmp.Or(sa.Compare(sb), cmp.Compare(a.Key.ClientReference, b.Key.ClientReference))
 	})
-	capReconciliation(&r)
+	r.Cap()
 	return r, nil
 }
 
-var _ contradictionRecorder = (*memoryStore)(nil)
+var _ ContradictionRecorder = (*memoryStore)(nil)
 
 // RecordContradiction keeps c for the movement tracked under c.Key
-// (storekit.ContradictionRecorder): the first one with its body, which gives way to
+// (ContradictionRecorder): the first one with its body, which gives way to
 // nothing but other audit bodies (kept without it when they leave no room), later ones
 // counted.
 func (s *memoryStore) RecordContradiction(_ context.Context, c Contradiction) (bool, error) {
@@ -853,7 +839,7 @@ func (s *memoryStore) Release(_ context.Context, key MovementKey, startedAt time
 }
 
 func (s *memoryStore) RecordReference(_ context.Context, key MovementKey, serviceReference string) (Movement, error) {
-	if err := firstError(key.Validate(), lookupReference("serviceReference", serviceReference, maxServiceReference)); err != nil {
+	if err := firstError(key.Validate(), ValidateReference("serviceReference", serviceReference, MaxServiceReference)); err != nil {
 		return Movement{}, err
 	}
 	s.mu.Lock()
