@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -37,6 +39,9 @@ import (
 //   - no money moves twice: the sandbox holds at most one movement of a kind under a
 //     reference, and an order the merchant pays again after being told it failed has at
 //     most one movement that succeeded;
+//   - a movement Reconcile lists as contradicted had a callback under its key refused
+//     403, claiming the state the record names, at least as many times as the record
+//     counts, and is not settled with Disagreed (listed there instead);
 //   - an outcome reported Retention ago is forgotten, and only such a one: Await of its
 //     movement says ErrForgotten, and sending or tracking its reference again is refused
 //     with ErrForgotten, sends no request and moves no money, and OnOutcome is never told
@@ -47,7 +52,7 @@ import (
 // resolved was reported.
 func TestMoneyTruth(t *testing.T) {
 	nameSeed(t)
-	var checks, steps, forgetting, refused atomic.Int64
+	var checks, steps, forgetting, refused, contradicted atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(rt)
 		checks.Add(1)
@@ -84,9 +89,10 @@ func TestMoneyTruth(t *testing.T) {
 			forgetting.Add(1)
 		}
 		refused.Add(w.refusedForgotten)
+		contradicted.Add(w.contradictedSeen)
 	})
-	t.Logf("explored %d checks, %d states (steps); %d checks forgot outcomes, and %d uses of a forgotten reference were refused",
-		checks.Load(), steps.Load(), forgetting.Load(), refused.Load())
+	t.Logf("explored %d checks, %d states (steps); %d checks forgot outcomes, %d uses of a forgotten reference were refused, "+
+		"and %d contradicted records were checked", checks.Load(), steps.Load(), forgetting.Load(), refused.Load(), contradicted.Load())
 }
 
 // The kinds a merchant sends, and the sandbox's name of each in its ledger.
@@ -185,6 +191,11 @@ type world struct {
 	unreported map[string]bool
 	// forgotten holds the shape keys whose reported outcome Run forgot after Retention.
 	forgotten map[string]bool
+	// refusals counts, by movement key and claimed state, the callbacks the handler
+	// answered 403; contradictedSeen counts the contradicted records checked against it.
+	refusals         map[storekit.MovementKey]map[string]int
+	contradictedSeen int64
+	began            time.Time
 
 	// requests counts the HTTP requests the client sent the sandbox.
 	requests atomic.Int64
@@ -219,7 +230,9 @@ func newWorld(rt *rapid.T) *world {
 		reportedAt:      map[string]time.Time{},
 		unreported:      map[string]bool{},
 		forgotten:       map[string]bool{},
+		refusals:        map[storekit.MovementKey]map[string]int{},
 	}
+	w.began = srv.Clock().Now()
 	// Retries of status checks wait on the wall clock: keep them short. The transport
 	// counts what reaches the sandbox: a refused movement sends nothing.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -267,7 +280,7 @@ func (w *world) newTracker() {
 		// tombstone: its reference is never tracked, asked or reported again.
 		Retention: retention,
 	})
-	h := w.tracker.Handler()
+	h := w.recordingRefusals(w.tracker.Handler())
 	w.handler.Store(&h)
 }
 
@@ -375,6 +388,7 @@ func (w *world) checkOutcome(where string, o *billing.Outcome, kind billing.Kind
 
 func (w *world) checkInvariants(rt *rapid.T) {
 	w.checkRetention()
+	w.checkContradicted()
 	w.mu.Lock()
 	violations := slices.Clone(w.violations)
 	w.mu.Unlock()
@@ -1173,4 +1187,87 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// recordingRefusals is h, noting every callback it answers 403 under its movement key
+// and claimed state, for checkContradicted.
+func (w *world) recordingRefusals(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, billing.MaxEventBytes+1))
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sw := &statusWriter{ResponseWriter: rw}
+		h.ServeHTTP(sw, r)
+		if sw.status != http.StatusForbidden {
+			return
+		}
+		ev, err := billing.ParseEvent(body)
+		if err != nil || ev == nil {
+			return
+		}
+		key := storekit.MovementKey{Callback: string(ev.Kind()), ClientReference: ev.Reference()}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.refusals[key] == nil {
+			w.refusals[key] = map[string]int{}
+		}
+		w.refusals[key][string(ev.State())]++
+	})
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// checkContradicted checks what Reconcile lists as contradicted against the callbacks
+// the handler refused: a record is audit of refusals, never of a callback taken, and a
+// movement settled with Disagreed is listed there instead.
+func (w *world) checkContradicted() {
+	ctx := context.Background()
+	for page, err := range w.tracker.ReconcilePages(ctx, w.began.Add(-time.Hour), w.clock.Now().Add(time.Hour)) {
+		if err != nil {
+			w.violate("Reconcile: %v", err)
+			return
+		}
+		for _, c := range page.Contradicted {
+			w.mu.Lock()
+			states := maps.Clone(w.refusals[c.Key])
+			w.contradictedSeen++
+			w.mu.Unlock()
+			total := 0
+			for _, n := range states {
+				total += n
+			}
+			switch {
+			case total == 0:
+				w.violate("%s %s is listed as contradicted, but no callback under its key was refused: %+v", c.Key.Callback, c.Key.ClientReference, c)
+			case c.Count < 1 || c.Count > total:
+				w.violate("%s %s is listed as contradicted %d times, but %d callbacks under its key were refused", c.Key.Callback, c.Key.ClientReference, c.Count, total)
+			case states[c.Claimed] == 0:
+				w.violate("%s %s is listed as contradicted claiming %q, but the refused callbacks claimed %v", c.Key.Callback, c.Key.ClientReference, c.Claimed, states)
+			}
+			if e, err := w.store.Get(ctx, c.Key); err == nil && e.Final != nil && e.Final.Disagreed {
+				w.violate("%s %s is listed as contradicted though settled with Disagreed", c.Key.Callback, c.Key.ClientReference)
+			}
+		}
+	}
 }
