@@ -220,6 +220,9 @@ func withClaim(ctx context.Context, claim UnconfirmedClaim) context.Context {
 // claim as the sender wrote it, beside the confirmed event the function received. It
 // reports false outside a handler.
 func UnconfirmedClaimFrom(ctx context.Context) (UnconfirmedClaim, bool) {
+	if ctx == nil {
+		return UnconfirmedClaim{}, false
+	}
 	claim, ok := ctx.Value(claimKey{}).(UnconfirmedClaim)
 	return claim, ok
 }

@@ -164,3 +164,21 @@ func storeOnlyClient(t testing.TB) *Client {
 	require.NoError(t, err)
 	return c
 }
+
+// The helpers that take a context and return no error neither panic on a nil one: the
+// claim is absent, and the response meta leaves the nil context to the call, which
+// refuses it with a ValidationError.
+func TestContextHelpersTakeANilContext(t *testing.T) {
+	var nilCtx context.Context
+	assert.NotPanics(t, func() {
+		_, ok := UnconfirmedClaimFrom(nilCtx)
+		assert.False(t, ok)
+	})
+	var meta ResponseMeta
+	var ctx context.Context
+	assert.NotPanics(t, func() { ctx = WithResponseMeta(nilCtx, &meta) })
+	c, _ := newMockClient(t)
+	_, err := c.Customers.Get(ctx, "cus_1")
+	var ve *ValidationError
+	assert.ErrorAs(t, err, &ve)
+}

@@ -39,10 +39,11 @@ type responseMetaKey struct{}
 // was; a call that walks several pages (List) leaves what the last page's request said.
 //
 // Give each goroutine its own ResponseMeta: calls running at the same time must not share
-// one. Without WithResponseMeta the pipeline does no work for it.
+// one. Without WithResponseMeta the pipeline does no work for it. A nil ctx is returned
+// as it is, for the call it is given to to refuse with a *ValidationError.
 func WithResponseMeta(ctx context.Context, meta *ResponseMeta) context.Context {
-	if meta == nil {
-		return ctx
+	if meta == nil || ctx == nil {
+		return ctx // a nil ctx is the call's to refuse, with a ValidationError
 	}
 	return context.WithValue(ctx, responseMetaKey{}, meta)
 }
