@@ -40,7 +40,7 @@ type responseMetaKey struct{}
 //
 // Give each goroutine its own ResponseMeta: calls running at the same time must not share
 // one. Without WithResponseMeta the pipeline does no work for it. A nil ctx is returned
-// as it is, for the call it is given to to refuse with a *ValidationError.
+// unchanged: the call refuses it with a *ValidationError.
 func WithResponseMeta(ctx context.Context, meta *ResponseMeta) context.Context {
 	if meta == nil || ctx == nil {
 		return ctx // a nil ctx is the call's to refuse, with a ValidationError
