@@ -315,5 +315,5 @@ func (call *callObservation) scrubbed(err error) error {
 	if p := scrubText(call.path); p != "" && p != route {
 		text = strings.ReplaceAll(text, p, route)
 	}
-	return &scrubbedError{text: text, err: err}
+	return &scrubbedError{text: text, err: err, s: call.obs.scrub}
 }

@@ -2,9 +2,11 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 )
 
@@ -69,19 +71,63 @@ func (s *scrubber) error(err error) error {
 	if se, ok := err.(*scrubbedError); ok {
 		return se
 	}
-	return &scrubbedError{text: s.text(err.Error()), err: err}
+	return &scrubbedError{text: s.text(err.Error()), err: err, s: s}
 }
 
 // scrubbedError is an error whose text was scrubbed: it prints that text under every
 // verb (%#v too, which would otherwise print the fields of the error inside), and
-// unwraps to the error it was made from.
+// unwraps to the error it was made from, for errors.Is. errors.As of an *APIError or an
+// *OutcomeUnknownError finds a scrubbed copy (As), so an observer that reads their
+// fields reads no more than their text tells.
 type scrubbedError struct {
 	text string
 	err  error
+	s    *scrubber
 }
 
 func (e *scrubbedError) Error() string { return e.text }
 func (e *scrubbedError) Unwrap() error { return e.err }
+
+// As sets target, an **APIError or an **OutcomeUnknownError, to a scrubbed copy of the
+// first such error in the chain: every text field scrubbed, the raw body scrubbed as
+// text, the header kept to the request id. It reports false for other targets, which
+// errors.As then looks for further down the chain.
+func (e *scrubbedError) As(target any) bool {
+	switch t := target.(type) {
+	case **APIError:
+		var a *APIError
+		if !errors.As(e.err, &a) {
+			return false
+		}
+		*t = e.s.apiError(a)
+		return true
+	case **OutcomeUnknownError:
+		var u *OutcomeUnknownError
+		if !errors.As(e.err, &u) {
+			return false
+		}
+		c := *u
+		c.Path, c.ClientReference = e.s.text(c.Path), e.s.text(c.ClientReference)
+		c.Err = e.s.error(c.Err)
+		*t = &c
+		return true
+	}
+	return false
+}
+
+// apiError is a copy of a as an observer may see it.
+func (s *scrubber) apiError(a *APIError) *APIError {
+	c := *a
+	c.Message, c.Field, c.Path = s.text(c.Message), s.text(c.Field), s.text(c.Path)
+	if c.Body != nil {
+		c.Body = []byte(s.text(string(c.Body)))
+	}
+	c.Header = nil
+	if a.RequestID != "" {
+		c.Header = http.Header{"X-Request-Id": {a.RequestID}}
+	}
+	return &c
+}
 
 // Format prints the scrubbed text: quoted under %q, as it is under every other verb.
 func (e *scrubbedError) Format(f fmt.State, verb rune) {

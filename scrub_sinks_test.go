@@ -3,6 +3,7 @@ package billing_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -35,13 +36,33 @@ func (o *sinkObserver) CallStart(ctx context.Context, c *billing.CallInfo) conte
 	o.print(*c)
 	return ctx
 }
-func (o *sinkObserver) CallEnd(_ context.Context, c *billing.CallInfo) { o.print(*c); o.print(c.Err) }
+func (o *sinkObserver) CallEnd(_ context.Context, c *billing.CallInfo) {
+	o.print(*c)
+	o.printErr(c.Err)
+}
+
+// printErr prints err, and every field of the SDK's error types an Observer reaches in
+// it with errors.As: an observer of one's own reads them too.
+func (o *sinkObserver) printErr(err error) {
+	o.print(err)
+	var apiErr *billing.APIError
+	if errors.As(err, &apiErr) {
+		o.print(fmt.Sprintf("%s %s %s %s %s %v", apiErr.Message, apiErr.Body, apiErr.Path, apiErr.Field, apiErr.Operation, apiErr.Header))
+	}
+	var unknown *billing.OutcomeUnknownError
+	if errors.As(err, &unknown) {
+		o.print(fmt.Sprintf("%s %s %s", unknown.Path, unknown.ClientReference, unknown.Err))
+		if errors.As(unknown.Err, &apiErr) {
+			o.print(fmt.Sprintf("%s %s %v", apiErr.Message, apiErr.Body, apiErr.Header))
+		}
+	}
+}
 func (o *sinkObserver) AttemptStart(ctx context.Context, a *billing.AttemptInfo) context.Context {
 	return ctx
 }
 func (o *sinkObserver) AttemptEnd(_ context.Context, a *billing.AttemptInfo) {
 	o.print(*a)
-	o.print(a.Err)
+	o.printErr(a.Err)
 }
 
 func (o *sinkObserver) String() string {

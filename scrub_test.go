@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -128,4 +129,37 @@ func TestObserverIsToldTransportErrorsScrubbed(t *testing.T) {
 			assert.NotContains(t, text, leak)
 		}
 	}
+}
+
+// An observer that reaches the SDK's error types with errors.As reads a scrubbed copy:
+// the status and code it needs, no raw message, body, path or header. The error the
+// merchant's own call returned is left as it was.
+func TestObserversReachScrubbedCopiesWithErrorsAs(t *testing.T) {
+	s := newScrubber("s3cr3t-key")
+	raw := &APIError{StatusCode: 422, Code: "4000", Message: "233241234567 refused; key s3cr3t-key", Field: "msisdn",
+		Body: []byte(`{"msisdn":"233241234567"}`), Path: "/v1/mandates/233241234567/cancel", RequestID: "req-1",
+		Header: http.Header{"Set-Cookie": {"session=s3cr3t-key"}, "X-Request-Id": {"req-1"}}}
+	for name, err := range map[string]error{
+		"an APIError":               raw,
+		"an unknown outcome of one": &OutcomeUnknownError{Operation: "payout", Path: raw.Path, Err: raw},
+	} {
+		observed := s.error(fmt.Errorf("wrapped: %w", err))
+		var got *APIError
+		require.True(t, errors.As(observed, &got), name)
+		assert.NotSame(t, raw, got, name)
+		assert.Equal(t, 422, got.StatusCode, name)
+		assert.Equal(t, ResponseCode("4000"), got.Code, name)
+		assert.Equal(t, http.Header{"X-Request-Id": {"req-1"}}, got.Header, name)
+		for _, field := range []string{got.Message, string(got.Body), got.Path} {
+			assert.NotContains(t, field, "241234567", name)
+			assert.NotContains(t, field, "s3cr3t-key", name)
+		}
+		var unknown *OutcomeUnknownError
+		if errors.As(observed, &unknown) {
+			assert.NotContains(t, unknown.Path, "241234567", name)
+			assert.NotContains(t, fmt.Sprintf("%v", unknown.Err), "241234567", name)
+			assert.True(t, errors.Is(observed, ErrOutcomeUnknown), name)
+		}
+	}
+	assert.Contains(t, raw.Message, "233241234567", "the merchant's own error is untouched")
 }
