@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/billingsdk/billing-go/storekit"
 )
@@ -127,4 +129,25 @@ func TestTheStoreGateCarriesEveryField(t *testing.T) {
 	var c storekit.Callback
 	fill(reflect.ValueOf(&c))
 	assert.Equal(t, c, callbackFromKit(c).kit())
+}
+
+// refusingStore refuses every Track with the store's own ValidationError, wrapped.
+type refusingStore struct{ storekit.Store }
+
+func (refusingStore) Track(context.Context, storekit.Movement) (storekit.Movement, bool, error) {
+	return storekit.Movement{}, false, fmt.Errorf("mystore: %w", &storekit.ValidationError{Field: "trackID", Rule: "must be at most 64 characters"})
+}
+
+// A store's refusal reaches the merchant as the SDK's ValidationError, same field and
+// rule, with the store's own error still in the chain.
+func TestAStoresRefusalIsAValidationError(t *testing.T) {
+	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: refusingStore{NewMemoryStore(0)}})
+	err := tr.Track(context.Background(), KindSend, "refused1")
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "trackID", ve.Field)
+	assert.Equal(t, "must be at most 64 characters", ve.Rule)
+	var kit *storekit.ValidationError
+	assert.ErrorAs(t, err, &kit)
+	assert.Contains(t, err.Error(), "mystore")
 }
