@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 )
 
@@ -88,45 +89,79 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string { return e.text }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
-// As sets target, an **APIError or an **OutcomeUnknownError, to a scrubbed copy of the
-// first such error in the chain: every text field scrubbed, the raw body scrubbed as
-// text, the header kept to the request id. It reports false for other targets, which
-// errors.As then looks for further down the chain.
+// As sets target to a scrubbed copy of the first error in the chain of target's type,
+// when that type is a struct or a pointer to one (*APIError, *OutcomeUnknownError,
+// *ValidationError, *url.Error, and any added later): see scrubFields. It reports false
+// for other targets, which errors.As then looks for further down the chain.
 func (e *scrubbedError) As(target any) bool {
-	switch t := target.(type) {
-	case **APIError:
-		var a *APIError
-		if !errors.As(e.err, &a) {
-			return false
-		}
-		*t = e.s.apiError(a)
-		return true
-	case **OutcomeUnknownError:
-		var u *OutcomeUnknownError
-		if !errors.As(e.err, &u) {
-			return false
-		}
-		c := *u
-		c.Path, c.ClientReference = e.s.text(c.Path), e.s.text(c.ClientReference)
-		c.Err = e.s.error(c.Err)
-		*t = &c
-		return true
+	tv := reflect.ValueOf(target)
+	if tv.Kind() != reflect.Pointer || tv.IsNil() {
+		return false
 	}
-	return false
+	want := tv.Type().Elem()
+	st := want
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct {
+		return false
+	}
+	found := reflect.New(want)
+	if !errors.As(e.err, found.Interface()) {
+		return false
+	}
+	orig := found.Elem()
+	if want.Kind() == reflect.Pointer {
+		if orig.IsNil() {
+			return false
+		}
+		orig = orig.Elem()
+	}
+	c := reflect.New(st)
+	c.Elem().Set(orig)
+	e.s.scrubFields(c.Elem())
+	if want.Kind() == reflect.Pointer {
+		tv.Elem().Set(c)
+	} else {
+		tv.Elem().Set(c.Elem())
+	}
+	return true
 }
 
-// apiError is a copy of a as an observer may see it.
-func (s *scrubber) apiError(a *APIError) *APIError {
-	c := *a
-	c.Message, c.Field, c.Path = s.text(c.Message), s.text(c.Field), s.text(c.Path)
-	if c.Body != nil {
-		c.Body = []byte(s.text(string(c.Body)))
+// scrubFields scrubs, in place, every exported field of the struct v an observer could
+// read text from: strings and byte slices as text, errors as scrubbed errors, an
+// http.Header kept to its request id, nested structs alike. Any other map, slice,
+// pointer or interface is cleared: what the scrubber cannot read, an observer does not
+// get.
+func (s *scrubber) scrubFields(v reflect.Value) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !f.CanSet() {
+			continue
+		}
+		switch {
+		case f.Type() == reflect.TypeOf(http.Header(nil)):
+			var h http.Header
+			if id := requestIDOf(f.Interface().(http.Header)); id != "" {
+				h = http.Header{RequestIDHeader: {id}}
+			}
+			f.Set(reflect.ValueOf(h))
+		case f.Type() == reflect.TypeOf((*error)(nil)).Elem():
+			if err, _ := f.Interface().(error); err != nil {
+				f.Set(reflect.ValueOf(s.error(err)))
+			}
+		case f.Kind() == reflect.String:
+			f.SetString(s.text(f.String()))
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Uint8:
+			if !f.IsNil() {
+				f.SetBytes([]byte(s.text(string(f.Bytes()))))
+			}
+		case f.Kind() == reflect.Struct:
+			s.scrubFields(f)
+		case f.Kind() == reflect.Map, f.Kind() == reflect.Slice, f.Kind() == reflect.Pointer, f.Kind() == reflect.Interface:
+			f.SetZero()
+		}
 	}
-	c.Header = nil
-	if a.RequestID != "" {
-		c.Header = http.Header{"X-Request-Id": {a.RequestID}}
-	}
-	return &c
 }
 
 // Format prints the scrubbed text: quoted under %q, as it is under every other verb.

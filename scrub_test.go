@@ -5,9 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,8 +62,8 @@ func TestScrubMasksWhatNamesAPersonOrOpensAnAccount(t *testing.T) {
 	assert.Equal(t, "key [redacted] and [redacted]", s.text("key opaque-secret and Y2xpZW50OnNlY3JldA"))
 }
 
-// An error handed to an Observer prints only scrubbed text under every verb, and keeps
-// its chain for errors.Is and errors.As.
+// An error handed to an Observer prints only scrubbed text under every verb, keeps its
+// chain for errors.Is, and gives errors.As scrubbed copies.
 func TestScrubbedErrorUnderEveryVerb(t *testing.T) {
 	ue := &url.Error{Op: "Get", URL: "https://api.example.com/v1/mandates/preapproval/233241234567/cancel", Err: errors.New("connection reset")}
 	err := newScrubber().error(fmt.Errorf("billing: %w", ue))
@@ -64,7 +72,9 @@ func TestScrubbedErrorUnderEveryVerb(t *testing.T) {
 	}
 	var got *url.Error
 	require.ErrorAs(t, err, &got)
-	assert.Same(t, ue, got)
+	assert.Equal(t, "Get", got.Op, "errors.As finds the error, as a scrubbed copy")
+	assert.NotContains(t, got.URL, "233241234567")
+	assert.ErrorIs(t, err, ue, "errors.Is walks the chain itself")
 
 	api := &APIError{StatusCode: 404, Message: "233241234567 has no mandate", Body: []byte(`{"message":"233241234567 has no mandate"}`), Method: "GET", Path: "/x"}
 	unknown := &OutcomeUnknownError{Method: "POST", Path: "/v1/payments/send", Err: api}
@@ -162,4 +172,92 @@ func TestObserversReachScrubbedCopiesWithErrorsAs(t *testing.T) {
 		}
 	}
 	assert.Contains(t, raw.Message, "233241234567", "the merchant's own error is untouched")
+}
+
+// Every error type the package exports, found by go/doc, reaches an observer through
+// errors.As as a scrubbed copy: each of its fields, filled with a planted number, a
+// secret and a header, comes back without them. A type added to the package without a
+// place here fails the test.
+func TestEveryExportedErrorTypeReachesObserversScrubbed(t *testing.T) {
+	types := map[string]reflect.Type{
+		"APIError":            reflect.TypeOf(APIError{}),
+		"OutcomeUnknownError": reflect.TypeOf(OutcomeUnknownError{}),
+		"ValidationError":     reflect.TypeOf(ValidationError{}),
+	}
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	require.NoError(t, err)
+	var files []*ast.File
+	for _, f := range pkgs["billing"].Files {
+		files = append(files, f)
+	}
+	p, err := doc.NewFromFiles(fset, files, "github.com/billingsdk/billing-go")
+	require.NoError(t, err)
+	var exported []string
+	for _, ty := range p.Types {
+		for _, m := range ty.Methods {
+			if m.Name == "Error" {
+				exported = append(exported, ty.Name)
+			}
+		}
+	}
+	assert.ElementsMatch(t, exported, slices.Collect(maps.Keys(types)), "the package's error types and the ones this test fills")
+
+	const planted, secret = "233241234567", "s3cr3t-key"
+	s := newScrubber(secret)
+	for name, typ := range types {
+		v := reflect.New(typ)
+		plant(v.Elem(), planted+" "+secret)
+		observed := s.error(fmt.Errorf("wrapped: %w", v.Interface().(error)))
+		got := reflect.New(v.Type())
+		require.True(t, errors.As(observed, got.Interface()), name)
+		require.NotEqual(t, v.Pointer(), got.Elem().Pointer(), "%s: a copy, not the error itself", name)
+		text := readable(got.Elem().Elem())
+		assert.NotContains(t, text, "241234567", name)
+		assert.NotContains(t, text, secret, name)
+		if _, ok := typ.FieldByName("RequestID"); ok {
+			assert.Contains(t, text, "req-1", "%s: the request id stays", name)
+		}
+	}
+}
+
+// plant sets every exported field of the struct v to carry text: strings, byte slices,
+// errors and headers (beside a request id).
+func plant(v reflect.Value, text string) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !f.CanSet() {
+			continue
+		}
+		switch {
+		case f.Type() == reflect.TypeOf(http.Header(nil)):
+			f.Set(reflect.ValueOf(http.Header{"X-Echo": {text}, RequestIDHeader: {"req-1"}}))
+		case f.Type() == reflect.TypeOf((*error)(nil)).Elem():
+			f.Set(reflect.ValueOf(errors.New(text)))
+		case f.Kind() == reflect.String:
+			f.SetString(text)
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Uint8:
+			f.SetBytes([]byte(text))
+		}
+	}
+	if f := v.FieldByName("RequestID"); f.IsValid() {
+		f.SetString("req-1")
+	}
+}
+
+// readable is everything an observer can read from the struct v's exported fields.
+func readable(v reflect.Value) string {
+	var b strings.Builder
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		f := v.Field(i)
+		if err, ok := f.Interface().(error); ok && err != nil {
+			b.WriteString(err.Error() + "\n")
+			continue
+		}
+		fmt.Fprintf(&b, "%s\n", f.Interface())
+	}
+	return b.String()
 }
