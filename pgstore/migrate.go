@@ -149,7 +149,7 @@ func quoteIdent(name string) string {
 // storeSchema is the one schema a store works in: named, which must exist, or else the
 // connection's current schema. Without a name, it refuses (ErrSchemaAmbiguous) a path
 // on which the current schema holds no tables of the store and another schema does.
-func storeSchema(ctx context.Context, db *sql.DB, named string) (string, error) {
+func storeSchema(ctx context.Context, db conn, named string) (string, error) {
 	if named != "" {
 		var exists bool
 		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, named).Scan(&exists); err != nil {
@@ -186,7 +186,7 @@ func storeSchema(ctx context.Context, db *sql.DB, named string) (string, error) 
 
 // schemaVersion reads the version of schema's tables with reads only: 0 when they are
 // not there.
-func schemaVersion(ctx context.Context, db *sql.DB, schema string) (int, error) {
+func schemaVersion(ctx context.Context, db conn, schema string) (int, error) {
 	var exists bool
 	if err := db.QueryRowContext(ctx, `SELECT to_regclass(format('%I.billing_schema_migrations', $1::text)) IS NOT NULL`, schema).Scan(&exists); err != nil {
 		return 0, fmt.Errorf("pgstore: reading the schema's version: %w", err)
@@ -204,7 +204,7 @@ func schemaVersion(ctx context.Context, db *sql.DB, schema string) (int, error) 
 // ensureSchema checks that schema's tables are this package's version, with reads only,
 // and migrates them only when they are older: a role without the right to create
 // tables can use a current schema.
-func ensureSchema(ctx context.Context, db *sql.DB, schema string) error {
+func ensureSchema(ctx context.Context, db conn, schema string) error {
 	v, err := schemaVersion(ctx, db, schema)
 	switch {
 	case err != nil:
@@ -241,9 +241,13 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 // MigrateWithOptions is Migrate in the schema opts.Schema names (which must exist), or
 // in the connection's current schema when it names none. The other options are not
 // read.
-func MigrateWithOptions(ctx context.Context, db *sql.DB, opts Options) error {
-	if db == nil {
+func MigrateWithOptions(ctx context.Context, sqlDB *sql.DB, opts Options) error {
+	if sqlDB == nil {
 		return &billing.ValidationError{Field: "db", Rule: "is required"}
+	}
+	db, err := openConn(ctx, sqlDB)
+	if err != nil {
+		return err
 	}
 	schema := opts.Schema
 	if schema == "" {
@@ -263,7 +267,7 @@ func MigrateWithOptions(ctx context.Context, db *sql.DB, opts Options) error {
 
 // migrate brings schema's tables to this package's version, its statements pinned to
 // schema by the transaction's search_path.
-func migrate(ctx context.Context, db *sql.DB, schema string) (err error) {
+func migrate(ctx context.Context, db conn, schema string) (err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)

@@ -82,7 +82,7 @@ type Options struct {
 // instances on one database. Claims lock rows with SELECT ... FOR UPDATE SKIP LOCKED in
 // the statement that leases them, so instances never wait on each other's claims.
 type Store struct {
-	db     *sql.DB
+	db     conn // db, its statements free of session state (see openConn)
 	opts   Options
 	schema string      // the schema's name, quoted: every statement names its tables with it
 	sql    [2]sync.Map // statement template: the statement, with the clock and schema in place; by clock mode
@@ -114,14 +114,18 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 	if db == nil {
 		return nil, &storekit.ValidationError{Field: "db", Rule: "keep"}
 	}
-	schema, err := storeSchema(ctx, db, opts.Schema)
+	c, err := openConn(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSchema(ctx, db, schema); err != nil {
+	schema, err := storeSchema(ctx, c, opts.Schema)
+	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, opts: opts, schema: quoteIdent(schema)}
+	if err := ensureSchema(ctx, c, schema); err != nil {
+		return nil, err
+	}
+	s := &Store{db: c, opts: opts, schema: quoteIdent(schema)}
 	clock := &storeClock{clock: opts.Clock, caller: opts.CallerClock, given: opts.Clock != nil}
 	if clock.clock == nil {
 		clock.clock = wallClock{}
