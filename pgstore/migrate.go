@@ -124,6 +124,13 @@ var migrations = [][]string{
 	},
 }
 
+// versionTable is the table of the versions applied. It is named for the SDK, not
+// schema_migrations, which migration tools of the merchant's own may already own.
+const versionTable = `CREATE TABLE IF NOT EXISTS billing_schema_migrations (
+	version    integer PRIMARY KEY,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`
+
 // ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is
 // older than this package's and the connection's role could not migrate it (an
 // application role with only SELECT, INSERT, UPDATE and DELETE): run Migrate with a role
@@ -230,6 +237,9 @@ func newerSchema(v int) error {
 // instances may connect with a role that only reads and writes rows (SELECT, INSERT,
 // UPDATE and DELETE on the tables). New runs it too when the schema is older and the
 // role may. MigrateWithOptions migrates the schema named in Options.Schema instead.
+// It then checks the schema as New does, and returns an error matching
+// ErrSchemaDamaged when a table, column or index of an earlier version was dropped or
+// changed since: a version applied is never applied again.
 //
 // A transaction-scoped advisory lock, named after the schema, makes callers that start
 // together on an empty database take turns: the first creates the tables, the others
@@ -262,7 +272,10 @@ func MigrateWithOptions(ctx context.Context, sqlDB *sql.DB, opts Options) error 
 	} else if _, err := storeSchema(ctx, db, schema); err != nil {
 		return err
 	}
-	return migrate(ctx, db, schema)
+	if err := migrate(ctx, db, schema); err != nil {
+		return err
+	}
+	return verifySchema(ctx, db, schema)
 }
 
 // migrate brings schema's tables to this package's version, its statements pinned to
@@ -283,12 +296,7 @@ func migrate(ctx context.Context, db conn, schema string) (err error) {
 	if _, err := tx.ExecContext(ctx, `SET LOCAL search_path TO `+quoteIdent(schema)); err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
 	}
-	// The table is named for the SDK, not schema_migrations, which migration tools of
-	// the merchant's own may already own.
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS billing_schema_migrations (
-		version    integer PRIMARY KEY,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
+	if _, err := tx.ExecContext(ctx, versionTable); err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
 	}
 	var current int

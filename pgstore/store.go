@@ -104,7 +104,9 @@ var _ storekit.ClockUser = (*Store)(nil)
 // with reads only, and migrates it when it is older (see Migrate), which needs a role
 // that may create tables. Several instances may call it at once on an empty database:
 // they take turns and all succeed. An older schema that the role cannot migrate is an
-// error matching ErrSchemaOutdated.
+// error matching ErrSchemaOutdated. It then checks every table, column, type, default
+// and index the store relies on (see CheckSchema), and refuses a schema that lacks one
+// or has it otherwise with an error matching ErrSchemaDamaged, naming each difference.
 func New(ctx context.Context, db *sql.DB) (*Store, error) {
 	return NewWithOptions(ctx, db, Options{})
 }
@@ -123,6 +125,9 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 		return nil, err
 	}
 	if err := ensureSchema(ctx, c, schema); err != nil {
+		return nil, err
+	}
+	if err := verifySchema(ctx, c, schema); err != nil {
 		return nil, err
 	}
 	s := &Store{db: c, opts: opts, schema: quoteIdent(schema)}
