@@ -71,14 +71,14 @@ func CheckSchema(ctx context.Context, db *sql.DB, opts Options) error {
 	if err != nil {
 		return err
 	}
-	v, err := schemaVersion(ctx, c, schema)
+	v, err := readVersions(ctx, c, schema)
 	switch {
 	case err != nil:
 		return err
-	case v < len(migrations):
-		return fmt.Errorf("%w (it is version %d, this package's %d)", ErrSchemaOutdated, v, len(migrations))
-	case v > len(migrations):
-		return newerSchema(v)
+	case v.required > len(migrations):
+		return newerSchema(v.required)
+	case v.applied < len(migrations):
+		return fmt.Errorf("%w (it is version %d, this package's %d)", ErrSchemaOutdated, v.applied, len(migrations))
 	}
 	return verifySchema(ctx, c, schema)
 }
@@ -139,6 +139,9 @@ func expectedSchemaStatements() []string {
 	stmts := []string{versionTable}
 	for _, m := range migrations {
 		stmts = append(stmts, m...)
+	}
+	if len(migrations) > lastRecordedVersion {
+		stmts = append(stmts, stepsTable)
 	}
 	return stmts
 }
