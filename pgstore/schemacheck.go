@@ -58,7 +58,8 @@ const (
 // The expected shape is not a second copy of the migrations: the check runs them on
 // temporary tables of its own session, in a transaction it rolls back, and compares the
 // catalog's account of both. It needs the TEMPORARY right on the database, which
-// PostgreSQL grants to every role by default.
+// PostgreSQL grants to every role by default, and a session that may write: in a
+// read-only one it returns an error saying so, and New skips the check.
 func CheckSchema(ctx context.Context, db *sql.DB, opts Options) error {
 	if db == nil {
 		return &billing.ValidationError{Field: "db", Rule: "is required"}
@@ -96,6 +97,13 @@ func verifySchema(ctx context.Context, db conn, schema string) (err error) {
 		return fmt.Errorf("pgstore: checking the schema: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // the temporary tables go with it
+	var readOnly string
+	if err := tx.QueryRowContext(ctx, `SELECT current_setting('transaction_read_only')`).Scan(&readOnly); err != nil {
+		return fmt.Errorf("pgstore: checking the schema: %w", err)
+	}
+	if readOnly == "on" {
+		return errReadOnlyCheck
+	}
 	for _, stmt := range []string{
 		`SET LOCAL statement_timeout = '` + schemaStatementLimit + `'`,
 		`SET LOCAL lock_timeout = '` + schemaStatementLimit + `'`,
@@ -132,6 +140,12 @@ func verifySchema(ctx context.Context, db conn, schema string) (err error) {
 	}
 	return nil
 }
+
+// errReadOnlyCheck is verifySchema's error in a read-only session (default_transaction_read_only,
+// a standby), where it cannot build the expected tables. New skips the check there: a
+// store that cannot write changes nothing a damaged schema would spoil, and its reads
+// fail on what is missing.
+var errReadOnlyCheck = errors.New("pgstore: checking the schema needs a session that may write (it builds the expected tables as temporary tables, rolled back): this one is read-only (default_transaction_read_only, or a standby)")
 
 // expectedSchemaStatements are the statements that build the schema this package knows,
 // from nothing: the version table, then every migration.

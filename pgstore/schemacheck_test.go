@@ -2,9 +2,13 @@ package pgstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/billingsdk/billing-go/pgstore"
 )
@@ -153,4 +157,39 @@ func TestEveryDroppedPartIsNamed(t *testing.T) {
 		}
 	}
 	t.Logf("%d parts dropped one at a time, each refused by name", len(parts))
+}
+
+// In a read-only session the check cannot build its temporary tables: New skips it (a
+// store that cannot write spoils nothing), CheckSchema says why it cannot check.
+func TestSchemaCheckInAReadOnlySession(t *testing.T) {
+	ctx := context.Background()
+	db := freshSchema(t)
+	if err := pgstore.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	ro := readOnly(t, db)
+	if _, err := pgstore.New(ctx, ro); err != nil {
+		t.Fatalf("New in a read-only session: %v", err)
+	}
+	if err := pgstore.CheckSchema(ctx, ro, pgstore.Options{}); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("CheckSchema in a read-only session = %v, want an error saying it is read-only", err)
+	}
+}
+
+// readOnly opens db's schema again in sessions whose transactions are read-only.
+func readOnly(t *testing.T, db *sql.DB) *sql.DB {
+	t.Helper()
+	var schema string
+	if err := db.QueryRow(`SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(databaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = schema
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	ro := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = ro.Close() })
+	return ro
 }

@@ -106,7 +106,8 @@ var _ storekit.ClockUser = (*Store)(nil)
 // they take turns and all succeed. An older schema that the role cannot migrate is an
 // error matching ErrSchemaOutdated. It then checks every table, column, type, default
 // and index the store relies on (see CheckSchema), and refuses a schema that lacks one
-// or has it otherwise with an error matching ErrSchemaDamaged, naming each difference.
+// or has it otherwise with an error matching ErrSchemaDamaged, naming each difference
+// (except in a read-only session, where the check cannot run).
 func New(ctx context.Context, db *sql.DB) (*Store, error) {
 	return NewWithOptions(ctx, db, Options{})
 }
@@ -127,7 +128,7 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 	if err := ensureSchema(ctx, c, schema); err != nil {
 		return nil, err
 	}
-	if err := verifySchema(ctx, c, schema); err != nil {
+	if err := verifySchema(ctx, c, schema); err != nil && !errors.Is(err, errReadOnlyCheck) {
 		return nil, err
 	}
 	s := &Store{db: c, opts: opts, schema: quoteIdent(schema)}
