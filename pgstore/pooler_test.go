@@ -127,3 +127,22 @@ func TestOnOutcomeTxNamesThePoolerSetting(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRunResolutionsPooler is BenchmarkRunResolutions with every instance's pool
+// reaching PostgreSQL through pgbouncer in pool_mode=transaction (BILLING_TEST_POOLER_URL),
+// with pgx's default exec mode in the URL, as a merchant's would be. scripts/benchpooler.sh
+// runs it beside the direct one and pgbench.
+func BenchmarkRunResolutionsPooler(b *testing.B) {
+	url := poolerURL(b)
+	runResolutions(b, func(tb testing.TB, schema string) (*sql.DB, pgstore.Options) {
+		cfg, err := pgx.ParseConfig(url)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		db := stdlib.OpenDB(*cfg)
+		db.SetMaxOpenConns(20)
+		db.SetMaxIdleConns(20)
+		tb.Cleanup(func() { _ = db.Close() })
+		return db, pgstore.Options{Schema: schema}
+	})
+}
