@@ -73,9 +73,12 @@ func (t txConn) QueryRowContext(ctx context.Context, query string, args ...any) 
 // one round trip), or describe_exec where the pool keeps no description cache. A mode
 // the connection string chose otherwise (exec, describe_exec, simple_protocol,
 // cache_describe) is kept, and other drivers (lib/pq) prepare unnamed statements
-// already.
-func openConn(ctx context.Context, db *sql.DB) (conn, error) {
+// already. named keeps cache_statement too (Options.NamedStatements).
+func openConn(ctx context.Context, db *sql.DB, named bool) (conn, error) {
 	c := conn{db: db}
+	if named {
+		return c, nil
+	}
 	raw, err := db.Conn(ctx)
 	if err != nil {
 		return c, fmt.Errorf("pgstore: connecting: %w", err)
@@ -105,8 +108,9 @@ func openConn(ctx context.Context, db *sql.DB) (conn, error) {
 
 // poolerHint explains an error of a statement that named a prepared statement the
 // server connection did not hold, or held already: the mark of a pooler in transaction
-// mode under a driver that prepares statements by name. It is for the statements the
-// store does not write (an OnOutcomeTx handler's); err is returned unchanged otherwise.
+// mode under a driver that prepares statements by name: an OnOutcomeTx handler's
+// statements, or the store's with Options.NamedStatements. err is returned unchanged
+// otherwise.
 func poolerHint(err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || (pe.Code != "42P05" && pe.Code != "26000") {

@@ -309,7 +309,7 @@ func MigrateWithOptions(ctx context.Context, sqlDB *sql.DB, opts Options) error 
 	if sqlDB == nil {
 		return &billing.ValidationError{Field: "db", Rule: "is required"}
 	}
-	db, err := openConn(ctx, sqlDB)
+	db, err := openConn(ctx, sqlDB, false)
 	if err != nil {
 		return err
 	}

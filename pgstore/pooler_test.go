@@ -146,3 +146,43 @@ func BenchmarkRunResolutionsPooler(b *testing.B) {
 		return db, pgstore.Options{Schema: schema}
 	})
 }
+
+// Options.NamedStatements behind a pooler in transaction mode: the statements prepared by
+// name meet each other on the pooler's server connections, and New's refusal names the
+// pooler's setting and the fix.
+func TestPoolerNamedStatementsRefused(t *testing.T) {
+	_, schema := pooledSchema(t)
+	var err error
+	for i := 0; i < 4 && err == nil; i++ { // each pool's first statements, on the server connections the last one used
+		db, _ := pooledSchema(t)
+		_, err = pgstore.NewWithOptions(context.Background(), db, pgstore.Options{Schema: schema, NamedStatements: true})
+	}
+	if err == nil {
+		t.Fatal("New with NamedStatements through pgbouncer in pool_mode=transaction: no error in four pools")
+	}
+	for _, want := range []string{"pool_mode=transaction", "default_query_exec_mode", "42P05"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("New's error %q does not name %s", err, want)
+		}
+	}
+}
+
+// Directly, NamedStatements works: the store's suite passes with statements cached by
+// name.
+func TestNamedStatementsConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storekit.Store {
+		s, err := pgstore.NewWithOptions(context.Background(), freshSchema(t), pgstore.Options{CallerClock: true, NamedStatements: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// BenchmarkRunResolutionsNamed is BenchmarkRunResolutions, directly, with the store's
+// statements prepared by name (Options.NamedStatements).
+func BenchmarkRunResolutionsNamed(b *testing.B) {
+	runResolutions(b, func(tb testing.TB, schema string) (*sql.DB, pgstore.Options) {
+		return openSchema(tb, schema), pgstore.Options{NamedStatements: true}
+	})
+}

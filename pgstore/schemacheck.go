@@ -64,7 +64,7 @@ func CheckSchema(ctx context.Context, db *sql.DB, opts Options) error {
 	if db == nil {
 		return &billing.ValidationError{Field: "db", Rule: "is required"}
 	}
-	c, err := openConn(ctx, db)
+	c, err := openConn(ctx, db, false)
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,15 @@ type Options struct {
 	// with ErrSchemaAmbiguous when it holds none of the tables and another schema of the
 	// path does.
 	Schema string
+	// NamedStatements lets the store's statements use pgx's default exec mode,
+	// cache_statement: each statement prepared by name once per server connection,
+	// parsed and planned once. It is for connections that keep their server connection,
+	// direct or through a pooler in session mode, and saves the client and the server
+	// sending, parsing and planning each statement again. Behind a pooler in transaction mode (pgbouncer's
+	// pool_mode=transaction) statements fail with SQLSTATE 42P05 or 26000: leave it false
+	// there. By default the store's statements name no prepared statement (see
+	// docs/durable.md, "Connection poolers").
+	NamedStatements bool
 }
 
 // Store is a storekit.Store on PostgreSQL, safe for use by many goroutines and many
@@ -117,19 +126,19 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 	if db == nil {
 		return nil, &storekit.ValidationError{Field: "db", Rule: "keep"}
 	}
-	c, err := openConn(ctx, db)
+	c, err := openConn(ctx, db, opts.NamedStatements)
 	if err != nil {
 		return nil, err
 	}
 	schema, err := storeSchema(ctx, c, opts.Schema)
 	if err != nil {
-		return nil, err
+		return nil, poolerHint(err)
 	}
 	if err := ensureSchema(ctx, c, schema); err != nil {
-		return nil, err
+		return nil, poolerHint(err)
 	}
 	if err := verifySchema(ctx, c, schema); err != nil && !errors.Is(err, errReadOnlyCheck) {
-		return nil, err
+		return nil, poolerHint(err)
 	}
 	s := &Store{db: c, opts: opts, schema: quoteIdent(schema)}
 	clock := &storeClock{clock: opts.Clock, caller: opts.CallerClock, given: opts.Clock != nil}

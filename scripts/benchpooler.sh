@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Measures the Tracker on PostgreSQL directly and through pgbouncer in pool_mode=transaction,
 # side by side on one throwaway cluster (scripts/pgtest.sh starts both): pgstore's
-# BenchmarkRunResolutions and BenchmarkRunResolutionsPooler with 8 instances, their runs
-# interleaved (direct, pooler, pooler, direct, ...) so that neither always runs after the
-# other, each reporting resolutions per second and statements per movement; then
+# BenchmarkRunResolutions (direct, statements unnamed: the default),
+# BenchmarkRunResolutionsNamed (direct, Options.NamedStatements) and
+# BenchmarkRunResolutionsPooler (through the pooler) with 8 instances, their runs
+# interleaved (the order reversed every other round) so that none always runs after
+# another, each reporting resolutions per second and statements per movement; then
 # pgbench's rate for a resolution's statements (scripts/benchstore/resolution.sql), 8
 # clients, directly and through the same pooler.
 #
@@ -26,11 +28,14 @@ scripts/pgtest.sh bash -c '
 	set -euo pipefail
 	: "${BILLING_TEST_POOLER_URL:?pgbouncer did not start}"
 	for round in $(seq 1 '"$ROUNDS"'); do
-		order="direct pooler"
-		[ $((round % 2)) -eq 0 ] && order="pooler direct"
+		order="direct named pooler"
+		[ $((round % 2)) -eq 0 ] && order="pooler named direct"
 		for which in $order; do
-			bench="^BenchmarkRunResolutions\$/^instances=8\$"
-			[ "$which" = pooler ] && bench="^BenchmarkRunResolutionsPooler\$/^instances=8\$"
+			case $which in
+			direct) bench="^BenchmarkRunResolutions\$/^instances=8\$" ;;
+			named) bench="^BenchmarkRunResolutionsNamed\$/^instances=8\$" ;;
+			pooler) bench="^BenchmarkRunResolutionsPooler\$/^instances=8\$" ;;
+			esac
 			echo "== round $round: $which"
 			(cd pgstore && '"$work"'/pgstore.test -test.run "^\$" -test.bench "$bench" -test.benchtime 1x) | grep -E "^Benchmark"
 		done
