@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -24,15 +23,8 @@ import (
 // except under CI=true.
 func poolerURL(t testing.TB) string {
 	t.Helper()
-	if url := os.Getenv("BILLING_TEST_POOLER_URL"); url != "" {
-		return url
-	}
-	const how = "no pooler: set BILLING_TEST_POOLER_URL to a database behind pgbouncer in pool_mode=transaction, or run scripts/pgtest.sh from the repository root (it starts one)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(how)
-	}
-	t.Skip(how)
-	return ""
+	return testEnv(t, "no pooler: set BILLING_TEST_POOLER_URL to a database behind pgbouncer in pool_mode=transaction, or run scripts/pgtest.sh from the repository root (it starts one)",
+		"BILLING_TEST_POOLER_URL")
 }
 
 // pooledSchema creates a schema of its own for one test (directly, dropped at its end)
