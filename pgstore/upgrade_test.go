@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
@@ -162,7 +163,8 @@ type newInstance struct {
 // tree's on one database, across this tree's Migrate, with an expanding version appended
 // to this tree's migrations as the next schema change would be: the release's instances
 // keep sending and reporting, one of them starts again after the Migrate, callbacks cross
-// between releases, and every movement is reported exactly once.
+// between releases, then the release's instances stop and this tree's go on; every
+// movement is reported exactly once.
 func TestRollingUpgrade(t *testing.T) {
 	version, program := buildRelease(t)
 	ctx := context.Background()
@@ -229,39 +231,55 @@ func TestRollingUpgrade(t *testing.T) {
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- tr.Run(runCtx) }()
-		t.Cleanup(func() { cancel(); <-done })
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: Run ended with %v, want context.Canceled", name, err)
+			}
+		})
 		news = append(news, &newInstance{tracker: tr, callbackURL: endpoint.URL + "/callbacks/" + name})
 	}
 	olds := []*oldInstance{a, b, c}
 	afterMigrate := len(refs)
-	for i := range 10 {
-		// Each release's sends call back to the other's instances.
-		olds[i%3].send(t, next(), "233201234567", news[i%2].callbackURL)
+	sendNew := func(i int, callbackURL string) {
 		ref := next()
 		if _, err := news[i%2].tracker.Send(ctx, &billing.SendParams{Amount: 2000, Phone: "233201234567", Provider: billing.ProviderTelecel,
-			Name: "Kofi", Description: "Refund " + ref, ClientReference: ref, CallbackURL: olds[i%3].callbackURL}); err != nil {
+			Name: "Kofi", Description: "Refund " + ref, ClientReference: ref, CallbackURL: callbackURL}); err != nil {
 			t.Fatalf("new-%d sending %s: %v", i%2, ref, err)
 		}
 	}
-
-	// Every movement reported, by the instances of both releases.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var reported int
-		if err := db.QueryRow(`SELECT count(DISTINCT ref) FROM upgrade_reports`).Scan(&reported); err != nil {
-			t.Fatal(err)
-		}
-		if reported == len(refs) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d movements reported within a minute", reported, len(refs))
-		}
-		time.Sleep(50 * time.Millisecond) // other processes on the wall clock: nothing to inject
+	for i := range 10 {
+		// Each release's sends call back to the other's instances.
+		olds[i%3].send(t, next(), "233201234567", news[i%2].callbackURL)
+		sendNew(i, olds[i%3].callbackURL)
 	}
+	// Every movement reported, by the instances of both releases.
+	waitReported := func() {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var reported int
+			if err := db.QueryRow(`SELECT count(DISTINCT ref) FROM upgrade_reports`).Scan(&reported); err != nil {
+				t.Fatal(err)
+			}
+			if reported == len(refs) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d movements reported within a minute", reported, len(refs))
+			}
+			time.Sleep(50 * time.Millisecond) // other processes on the wall clock: nothing to inject
+		}
+	}
+	waitReported()
+
+	// The roll ends: the release's instances stop, this tree's go on alone.
 	for _, o := range olds {
 		o.stop(t)
 	}
+	for i := range 6 {
+		sendNew(i, news[(i+1)%2].callbackURL)
+	}
+	waitReported()
 	rows, err := db.Query(`SELECT ref, count(*), min(state), count(DISTINCT outcome_id), string_agg(instance, ',') FROM upgrade_reports GROUP BY ref ORDER BY ref`)
 	if err != nil {
 		t.Fatal(err)
@@ -287,8 +305,8 @@ func TestRollingUpgrade(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if byRelease["old"] == 0 {
-		t.Errorf("reports after Migrate by release: %v; want release %s's instances reporting too", byRelease, version)
+	if byRelease["old"] == 0 || byRelease["new"] == 0 {
+		t.Errorf("reports after Migrate by release: %v; want release %s's instances and this tree's reporting", byRelease, version)
 	}
 	t.Logf("release %s and this tree across Migrate: %d movements, each reported once; after Migrate, reports by release %v", version, len(refs), byRelease)
 }
