@@ -235,6 +235,36 @@ func storeSchema(ctx context.Context, db conn, named string) (string, error) {
 // to work on it.
 type versions struct{ applied, required int }
 
+// SchemaVersions are the versions of the store's tables in a schema.
+type SchemaVersions struct {
+	// Applied is the last version applied: 0 when the tables are not there.
+	Applied int
+	// Required is the least version a release must know to work on the schema: Applied
+	// for the versions up to 6; a later version that only expands the schema leaves it
+	// as it was, a contraction raises it.
+	Required int
+}
+
+// ReadSchemaVersions reads the versions of the store's tables in the schema opts.Schema
+// names, or the connection's current schema, with reads only (a read-only session will
+// do). This package works on the schema when Required <= Version() <= Applied; New and
+// Migrate bring an older one (Applied < Version()) up to it.
+func ReadSchemaVersions(ctx context.Context, db *sql.DB, opts Options) (SchemaVersions, error) {
+	if db == nil {
+		return SchemaVersions{}, &billing.ValidationError{Field: "db", Rule: "is required"}
+	}
+	c, err := openConn(ctx, db, false)
+	if err != nil {
+		return SchemaVersions{}, err
+	}
+	schema, err := storeSchema(ctx, c, opts.Schema)
+	if err != nil {
+		return SchemaVersions{}, err
+	}
+	v, err := readVersions(ctx, c, schema)
+	return SchemaVersions{Applied: v.applied, Required: v.required}, err
+}
+
 // readVersions reads schema's versions from billing_schema_migrations and, when it is
 // there, billing_schema_steps.
 func readVersions(ctx context.Context, db interface {

@@ -82,6 +82,9 @@ func TestExpandingVersionKeepsTheReleaseBeforeStarting(t *testing.T) {
 	if _, err := pgstore.New(ctx, db); err != nil {
 		t.Fatalf("New of the release before, on the expanded schema: %v", err)
 	}
+	if v, err := pgstore.ReadSchemaVersions(ctx, readOnly(t, db), pgstore.Options{}); err != nil || v != (pgstore.SchemaVersions{Applied: before + 1, Required: before}) {
+		t.Fatalf("ReadSchemaVersions after the expanding version = %+v, %v; want applied %d, required %d", v, err, before+1, before)
+	}
 	if err := pgstore.Migrate(ctx, db); err != nil {
 		t.Fatalf("Migrate of the release before, on the expanded schema: %v", err)
 	}
@@ -97,6 +100,9 @@ func TestExpandingVersionKeepsTheReleaseBeforeStarting(t *testing.T) {
 	}
 	if old, _ := recordedVersions(t, db); old != before+2 {
 		t.Fatalf("after the contraction, billing_schema_migrations reads %d, want %d", old, before+2)
+	}
+	if v, err := pgstore.ReadSchemaVersions(ctx, db, pgstore.Options{}); err != nil || v != (pgstore.SchemaVersions{Applied: before + 2, Required: before + 2}) {
+		t.Fatalf("ReadSchemaVersions after the contraction = %+v, %v; want applied and required %d", v, err, before+2)
 	}
 	_, err = pgstore.New(ctx, db)
 	if err == nil || !strings.Contains(err.Error(), "newer than this package's") {
