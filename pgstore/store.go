@@ -36,6 +36,15 @@
 //
 // OnOutcomeTx runs a merchant's handler in the transaction that marks an outcome
 // reported: the merchant's writes and the report commit together, exactly once.
+//
+// The store keeps no state on a server connection between transactions, so it works
+// behind a pooler in transaction mode (pgbouncer's pool_mode=transaction): its
+// statements name no prepared statement, even under pgx's default exec mode (see
+// Options.NamedStatements), and the schema is named in every statement (give it in
+// Options.Schema there, as such a pooler carries no search_path). New checks the schema
+// against the one its migrations build (ErrSchemaDamaged), and a version appended to
+// them only expands the schema, so that the release before keeps working on it during a
+// rolling deploy: run Migrate, roll the instances, contract in a later release.
 package pgstore
 
 import (
