@@ -56,8 +56,8 @@ func (s *Store) OnOutcomeTx(fn func(ctx context.Context, tx *sql.Tx, o *billing.
 		case err != nil:
 			return fmt.Errorf("pgstore: reporting %q: %w", o.ID, err)
 		}
-		if err := fn(ctx, tx, o); err != nil {
-			return err
+		if err := fn(ctx, tx.Tx, o); err != nil {
+			return poolerHint(err)
 		}
 		committed = true
 		if err := tx.Commit(); err != nil {

@@ -50,3 +50,21 @@ func SettleLanes(s *Store) (lanes, queued int) {
 	defer s.firsts.mu.Unlock()
 	return s.firsts.running, len(s.firsts.queue)
 }
+
+// AppendVersion appends a version to the package's migrations until restore is called,
+// with required, when not 0, the version a release must know after it (a contraction).
+// Tests using it must not run in parallel with others.
+func AppendVersion(stmts []string, required int) (restore func()) {
+	saved := migrations
+	migrations = append(migrations[:len(migrations):len(migrations)], stmts)
+	if required != 0 {
+		contractions[len(migrations)] = required
+	}
+	return func() {
+		delete(contractions, len(migrations))
+		migrations = saved
+	}
+}
+
+// LastRecordedVersion is the last version recorded in billing_schema_migrations.
+const LastRecordedVersion = lastRecordedVersion

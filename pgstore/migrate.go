@@ -13,6 +13,28 @@ import (
 // migrations are the schema's versions, in order: version n is migrations[n-1]. A
 // released version is never edited; a change is a new version appended. Each is a list
 // of single statements, since not every driver runs several in one Exec.
+//
+// Adding a version. Instances of the release before keep running on the schema while
+// the new release's Migrate runs and its instances roll out (see docs/durable.md,
+// "Rolling upgrades"), and an instance of the release before may start again
+// meanwhile. So a version only expands the schema: a table, a column with a default (or
+// nullable), an index. It neither drops nor renames nor retypes what a released version
+// created, nor adds a NOT NULL column without a default, nor a constraint that rows the
+// release before writes would break. Append it to this list with a comment saying what
+// it adds and for what; New checks the result against the shape the migrations build
+// (see CheckSchema), so nothing else is listed twice. The versions after
+// lastRecordedVersion are recorded in billing_schema_steps, so that releases before
+// them, which refuse a billing_schema_migrations version they do not know, keep
+// starting (the first such version creates that table: list it where the docs list the
+// tables).
+//
+// Contracting (dropping what a released version needs) comes a release later, once no
+// instance of the release that needs it runs: its comment names the last release that
+// needs the old shape, and contractions maps it to the version a release must know to
+// work on the contracted schema, which is recorded in billing_schema_migrations so that
+// every older release refuses to start on it instead of failing statement by statement.
+// Versions 1 to 6 came before this rule: version 5 dropped billing_forgotten, which the
+// release before it still read.
 var migrations = [][]string{
 	{ // 1: movements with their outcomes, callback bodies, callback dedupe
 		`CREATE TABLE billing_movements (
@@ -124,6 +146,31 @@ var migrations = [][]string{
 	},
 }
 
+// versionTable is the table of the versions applied. It is named for the SDK, not
+// schema_migrations, which migration tools of the merchant's own may already own.
+const versionTable = `CREATE TABLE IF NOT EXISTS billing_schema_migrations (
+	version    integer PRIMARY KEY,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`
+
+// lastRecordedVersion is the last version recorded in billing_schema_migrations. Releases
+// up to 77dec93 (pgstore/v0.1.0, version 6) refuse to start on a schema whose
+// billing_schema_migrations names a version they do not know, so the versions after it
+// are recorded in billing_schema_steps; a contraction records there the version a
+// release must know (see contractions).
+const lastRecordedVersion = 6
+
+// stepsTable records the versions after lastRecordedVersion.
+const stepsTable = `CREATE TABLE IF NOT EXISTS billing_schema_steps (
+	version    integer PRIMARY KEY,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`
+
+// contractions maps a version that drops or changes what an earlier version created to
+// the version a release must know to work on the schema after it (the version that made
+// the old shape unused). None yet.
+var contractions = map[int]int{}
+
 // ErrSchemaOutdated is matched (errors.Is) by New's error when the database's schema is
 // older than this package's and the connection's role could not migrate it (an
 // application role with only SELECT, INSERT, UPDATE and DELETE): run Migrate with a role
@@ -149,7 +196,7 @@ func quoteIdent(name string) string {
 // storeSchema is the one schema a store works in: named, which must exist, or else the
 // connection's current schema. Without a name, it refuses (ErrSchemaAmbiguous) a path
 // on which the current schema holds no tables of the store and another schema does.
-func storeSchema(ctx context.Context, db *sql.DB, named string) (string, error) {
+func storeSchema(ctx context.Context, db conn, named string) (string, error) {
 	if named != "" {
 		var exists bool
 		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, named).Scan(&exists); err != nil {
@@ -184,38 +231,82 @@ func storeSchema(ctx context.Context, db *sql.DB, named string) (string, error) 
 	return current.String, nil
 }
 
-// schemaVersion reads the version of schema's tables with reads only: 0 when they are
-// not there.
-func schemaVersion(ctx context.Context, db *sql.DB, schema string) (int, error) {
-	var exists bool
-	if err := db.QueryRowContext(ctx, `SELECT to_regclass(format('%I.billing_schema_migrations', $1::text)) IS NOT NULL`, schema).Scan(&exists); err != nil {
-		return 0, fmt.Errorf("pgstore: reading the schema's version: %w", err)
+// versions are a schema's versions: the last applied, and the least a release must know
+// to work on it.
+type versions struct{ applied, required int }
+
+// SchemaVersions are the versions of the store's tables in a schema.
+type SchemaVersions struct {
+	// Applied is the last version applied: 0 when the tables are not there.
+	Applied int
+	// Required is the least version a release must know to work on the schema: Applied
+	// for the versions up to 6; a later version that only expands the schema leaves it
+	// as it was, a contraction raises it.
+	Required int
+}
+
+// ReadSchemaVersions reads the versions of the store's tables in the schema opts.Schema
+// names, or the connection's current schema, with reads only (a read-only session will
+// do). This package works on the schema when Required <= Version() <= Applied; New and
+// Migrate bring an older one (Applied < Version()) up to it.
+func ReadSchemaVersions(ctx context.Context, db *sql.DB, opts Options) (SchemaVersions, error) {
+	if db == nil {
+		return SchemaVersions{}, &billing.ValidationError{Field: "db", Rule: "is required"}
 	}
-	if !exists {
-		return 0, nil
+	c, err := openConn(ctx, db, false)
+	if err != nil {
+		return SchemaVersions{}, err
 	}
-	var v int
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM `+quoteIdent(schema)+`.billing_schema_migrations`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("pgstore: reading the schema's version: %w", err)
+	schema, err := storeSchema(ctx, c, opts.Schema)
+	if err != nil {
+		return SchemaVersions{}, err
+	}
+	v, err := readVersions(ctx, c, schema)
+	return SchemaVersions{Applied: v.applied, Required: v.required}, err
+}
+
+// readVersions reads schema's versions from billing_schema_migrations and, when it is
+// there, billing_schema_steps.
+func readVersions(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, schema string) (versions, error) {
+	var recorded, steps bool
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass(format('%I.billing_schema_migrations', $1::text)) IS NOT NULL,
+			to_regclass(format('%I.billing_schema_steps', $1::text)) IS NOT NULL`, schema).Scan(&recorded, &steps); err != nil {
+		return versions{}, fmt.Errorf("pgstore: reading the schema's version: %w", err)
+	}
+	if !recorded {
+		return versions{}, nil
+	}
+	var v versions
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM `+quoteIdent(schema)+`.billing_schema_migrations`).Scan(&v.required); err != nil {
+		return versions{}, fmt.Errorf("pgstore: reading the schema's version: %w", err)
+	}
+	v.applied = v.required
+	if steps {
+		if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM `+quoteIdent(schema)+`.billing_schema_steps`).Scan(&v.applied); err != nil {
+			return versions{}, fmt.Errorf("pgstore: reading the schema's version: %w", err)
+		}
+		v.applied = max(v.applied, v.required)
 	}
 	return v, nil
 }
 
-// ensureSchema checks that schema's tables are this package's version, with reads only,
-// and migrates them only when they are older: a role without the right to create
+// ensureSchema checks that schema's tables are this package's version or a newer
+// release's expansion of it, with reads only, and migrates them only when they are older: a role without the right to create
 // tables can use a current schema.
-func ensureSchema(ctx context.Context, db *sql.DB, schema string) error {
-	v, err := schemaVersion(ctx, db, schema)
+func ensureSchema(ctx context.Context, db conn, schema string) error {
+	v, err := readVersions(ctx, db, schema)
 	switch {
 	case err != nil:
 		return err
-	case v == len(migrations):
+	case v.required > len(migrations):
+		return newerSchema(v.required)
+	case v.applied >= len(migrations): // a newer release's expansion, or this one's
 		return nil
-	case v > len(migrations):
-		return newerSchema(v)
 	}
 	if err := migrate(ctx, db, schema); err != nil {
-		return fmt.Errorf("%w (it is version %d, this package's %d): migrating failed: %w", ErrSchemaOutdated, v, len(migrations), err)
+		return fmt.Errorf("%w (it is version %d, this package's %d): migrating failed: %w", ErrSchemaOutdated, v.applied, len(migrations), err)
 	}
 	return nil
 }
@@ -230,6 +321,9 @@ func newerSchema(v int) error {
 // instances may connect with a role that only reads and writes rows (SELECT, INSERT,
 // UPDATE and DELETE on the tables). New runs it too when the schema is older and the
 // role may. MigrateWithOptions migrates the schema named in Options.Schema instead.
+// It then checks the schema as New does, and returns an error matching
+// ErrSchemaDamaged when a table, column or index of an earlier version was dropped or
+// changed since: a version applied is never applied again.
 //
 // A transaction-scoped advisory lock, named after the schema, makes callers that start
 // together on an empty database take turns: the first creates the tables, the others
@@ -241,9 +335,13 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 // MigrateWithOptions is Migrate in the schema opts.Schema names (which must exist), or
 // in the connection's current schema when it names none. The other options are not
 // read.
-func MigrateWithOptions(ctx context.Context, db *sql.DB, opts Options) error {
-	if db == nil {
+func MigrateWithOptions(ctx context.Context, sqlDB *sql.DB, opts Options) error {
+	if sqlDB == nil {
 		return &billing.ValidationError{Field: "db", Rule: "is required"}
+	}
+	db, err := openConn(ctx, sqlDB, false)
+	if err != nil {
+		return err
 	}
 	schema := opts.Schema
 	if schema == "" {
@@ -258,12 +356,15 @@ func MigrateWithOptions(ctx context.Context, db *sql.DB, opts Options) error {
 	} else if _, err := storeSchema(ctx, db, schema); err != nil {
 		return err
 	}
-	return migrate(ctx, db, schema)
+	if err := migrate(ctx, db, schema); err != nil {
+		return err
+	}
+	return verifySchema(ctx, db, schema)
 }
 
 // migrate brings schema's tables to this package's version, its statements pinned to
 // schema by the transaction's search_path.
-func migrate(ctx context.Context, db *sql.DB, schema string) (err error) {
+func migrate(ctx context.Context, db conn, schema string) (err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
@@ -279,33 +380,47 @@ func migrate(ctx context.Context, db *sql.DB, schema string) (err error) {
 	if _, err := tx.ExecContext(ctx, `SET LOCAL search_path TO `+quoteIdent(schema)); err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
 	}
-	// The table is named for the SDK, not schema_migrations, which migration tools of
-	// the merchant's own may already own.
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS billing_schema_migrations (
-		version    integer PRIMARY KEY,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
+	if _, err := tx.ExecContext(ctx, versionTable); err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
 	}
-	var current int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM billing_schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("pgstore: migrating: reading the version: %w", err)
+	current, err := readVersions(ctx, tx, schema)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrating: %w", err)
 	}
-	if current > len(migrations) {
-		return newerSchema(current)
+	if current.required > len(migrations) {
+		return newerSchema(current.required)
 	}
-	for v := current + 1; v <= len(migrations); v++ {
+	for v := current.applied + 1; v <= len(migrations); v++ {
 		for _, stmt := range migrations[v-1] {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("pgstore: migrating to version %d: %w", v, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO billing_schema_migrations (version) VALUES ($1)`, v); err != nil {
+		if err := recordVersion(ctx, tx, v); err != nil {
 			return fmt.Errorf("pgstore: migrating to version %d: %w", v, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("pgstore: migrating: %w", err)
+	}
+	return nil
+}
+
+// recordVersion records version v applied, in the transaction that applied it.
+func recordVersion(ctx context.Context, tx txConn, v int) error {
+	if v <= lastRecordedVersion {
+		_, err := tx.ExecContext(ctx, `INSERT INTO billing_schema_migrations (version) VALUES ($1)`, v)
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, stepsTable); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO billing_schema_steps (version) VALUES ($1)`, v); err != nil {
+		return err
+	}
+	if required, ok := contractions[v]; ok {
+		_, err := tx.ExecContext(ctx, `INSERT INTO billing_schema_migrations (version) VALUES ($1) ON CONFLICT DO NOTHING`, required)
+		return err
 	}
 	return nil
 }

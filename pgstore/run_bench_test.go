@@ -76,19 +76,23 @@ type resolutions struct {
 }
 
 // newResolutions starts instances; with tx, OnOutcome is the store's OnOutcomeTx with a
-// function that writes nothing.
-func newResolutions(b *testing.B, instances int, tx bool) *resolutions {
+// function that writes nothing. via opens each instance's pool on the schema, with the
+// store's options; nil opens it directly, the schema on its search_path.
+func newResolutions(b *testing.B, instances int, tx bool, via func(testing.TB, string) (*sql.DB, pgstore.Options)) *resolutions {
 	srv := billingtest.NewServer(b, billingtest.WithManualClock())
 	db, schema := freshSchemaNamed(b)
 	r := &resolutions{srv: srv}
 	for i := range instances {
-		pool := db
-		if i > 0 {
+		pool, opts := db, pgstore.Options{}
+		switch {
+		case via != nil:
+			pool, opts = via(b, schema)
+		case i > 0:
 			pool = openSchema(b, schema)
 		}
 		// As in production: the wall clock, leases and due times on the database's.
 		// The sandbox keeps its manual clock, which only settles the payouts.
-		store, err := pgstore.New(context.Background(), pool)
+		store, err := pgstore.NewWithOptions(context.Background(), pool, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -163,6 +167,11 @@ func (r *resolutions) run(b *testing.B) {
 // reports resolutions per second, the SQL statements per movement (its Track included),
 // and per 10,000 movements the bytes allocated and the live heap left after a GC.
 func BenchmarkRunResolutions(b *testing.B) {
+	runResolutions(b, nil)
+}
+
+// runResolutions is BenchmarkRunResolutions with the instances' pools opened by via.
+func runResolutions(b *testing.B, via func(testing.TB, string) (*sql.DB, pgstore.Options)) {
 	for _, c := range []struct {
 		instances int
 		tx        bool
@@ -174,7 +183,7 @@ func BenchmarkRunResolutions(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			const n = 2000
 			stmts := newStatements(b)
-			r := newResolutions(b, c.instances, c.tx)
+			r := newResolutions(b, c.instances, c.tx, via)
 			var (
 				resolved, statements int64
 				elapsed              time.Duration
@@ -220,7 +229,7 @@ func BenchmarkRunResolutions(b *testing.B) {
 func BenchmarkCallbackPath(b *testing.B) {
 	const n = 500
 	stmts := newStatements(b)
-	r := newResolutions(b, 1, false)
+	r := newResolutions(b, 1, false, nil)
 	var resolved, statements int64
 	for round := 0; b.Loop(); round++ {
 		stmts.reset(b)
@@ -258,7 +267,7 @@ func BenchmarkBacklogDrain(b *testing.B) {
 	b.Run("resolutions/instances=8", func(b *testing.B) {
 		const n = 50_000
 		stmts := newStatements(b)
-		r := newResolutions(b, 8, false)
+		r := newResolutions(b, 8, false, nil)
 		var resolved, statements int64
 		var elapsed time.Duration
 		for round := 0; b.Loop(); round++ {

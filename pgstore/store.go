@@ -36,6 +36,15 @@
 //
 // OnOutcomeTx runs a merchant's handler in the transaction that marks an outcome
 // reported: the merchant's writes and the report commit together, exactly once.
+//
+// The store keeps no state on a server connection between transactions, so it works
+// behind a pooler in transaction mode (pgbouncer's pool_mode=transaction): its
+// statements name no prepared statement, even under pgx's default exec mode (see
+// Options.NamedStatements), and the schema is named in every statement (give it in
+// Options.Schema there, as such a pooler carries no search_path). New checks the schema
+// against the one its migrations build (ErrSchemaDamaged), and a version appended to
+// them only expands the schema, so that the release before keeps working on it during a
+// rolling deploy: run Migrate, roll the instances, contract in a later release.
 package pgstore
 
 import (
@@ -76,13 +85,22 @@ type Options struct {
 	// with ErrSchemaAmbiguous when it holds none of the tables and another schema of the
 	// path does.
 	Schema string
+	// NamedStatements lets the store's statements use pgx's default exec mode,
+	// cache_statement: each statement prepared by name once per server connection,
+	// parsed and planned once. It is for connections that keep their server connection,
+	// direct or through a pooler in session mode, and saves the client and the server
+	// sending, parsing and planning each statement again. Behind a pooler in transaction mode (pgbouncer's
+	// pool_mode=transaction) statements fail with SQLSTATE 42P05 or 26000: leave it false
+	// there. By default the store's statements name no prepared statement (see
+	// docs/durable.md, "Connection poolers").
+	NamedStatements bool
 }
 
 // Store is a storekit.Store on PostgreSQL, safe for use by many goroutines and many
 // instances on one database. Claims lock rows with SELECT ... FOR UPDATE SKIP LOCKED in
 // the statement that leases them, so instances never wait on each other's claims.
 type Store struct {
-	db     *sql.DB
+	db     conn // db, its statements free of session state (see openConn)
 	opts   Options
 	schema string      // the schema's name, quoted: every statement names its tables with it
 	sql    [2]sync.Map // statement template: the statement, with the clock and schema in place; by clock mode
@@ -104,7 +122,10 @@ var _ storekit.ClockUser = (*Store)(nil)
 // with reads only, and migrates it when it is older (see Migrate), which needs a role
 // that may create tables. Several instances may call it at once on an empty database:
 // they take turns and all succeed. An older schema that the role cannot migrate is an
-// error matching ErrSchemaOutdated.
+// error matching ErrSchemaOutdated. It then checks every table, column, type, default
+// and index the store relies on (see CheckSchema), and refuses a schema that lacks one
+// or has it otherwise with an error matching ErrSchemaDamaged, naming each difference
+// (except in a read-only session, where the check cannot run).
 func New(ctx context.Context, db *sql.DB) (*Store, error) {
 	return NewWithOptions(ctx, db, Options{})
 }
@@ -114,14 +135,21 @@ func NewWithOptions(ctx context.Context, db *sql.DB, opts Options) (*Store, erro
 	if db == nil {
 		return nil, &storekit.ValidationError{Field: "db", Rule: "keep"}
 	}
-	schema, err := storeSchema(ctx, db, opts.Schema)
+	c, err := openConn(ctx, db, opts.NamedStatements)
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSchema(ctx, db, schema); err != nil {
-		return nil, err
+	schema, err := storeSchema(ctx, c, opts.Schema)
+	if err != nil {
+		return nil, poolerHint(err)
 	}
-	s := &Store{db: db, opts: opts, schema: quoteIdent(schema)}
+	if err := ensureSchema(ctx, c, schema); err != nil {
+		return nil, poolerHint(err)
+	}
+	if err := verifySchema(ctx, c, schema); err != nil && !errors.Is(err, errReadOnlyCheck) {
+		return nil, poolerHint(err)
+	}
+	s := &Store{db: c, opts: opts, schema: quoteIdent(schema)}
 	clock := &storeClock{clock: opts.Clock, caller: opts.CallerClock, given: opts.Clock != nil}
 	if clock.clock == nil {
 		clock.clock = wallClock{}

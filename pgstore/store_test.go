@@ -25,17 +25,31 @@ import (
 // would pass a build that never tested the store.
 func databaseURL(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"BILLING_TEST_DATABASE_URL", "DATABASE_URL"} {
-		if url := os.Getenv(name); url != "" {
-			return url
+	return testEnv(t, "no PostgreSQL: set BILLING_TEST_DATABASE_URL, or run scripts/pgtest.sh from the repository root",
+		"BILLING_TEST_DATABASE_URL", "DATABASE_URL")
+}
+
+// testEnv is the first of the variables names that is set. With none, the test skips
+// saying how, except under CI=true, where it fails.
+func testEnv(t testing.TB, how string, names ...string) string {
+	t.Helper()
+	for _, name := range names {
+		if v := os.Getenv(name); v != "" {
+			return v
 		}
 	}
-	const how = "no PostgreSQL: set BILLING_TEST_DATABASE_URL, or run scripts/pgtest.sh from the repository root"
+	missing(t, how)
+	return ""
+}
+
+// missing skips the test for want of a dependency, saying how to give it, except under
+// CI=true, where it fails.
+func missing(t testing.TB, how string) {
+	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatal(how)
 	}
 	t.Skip(how)
-	return ""
 }
 
 // freshSchema creates an empty schema of its own for one test, dropped at its end, and
@@ -97,12 +111,8 @@ func TestNewConcurrentlyOnAnEmptyDatabase(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("concurrent New: %v", err)
 	}
-	var versions, rows int
-	if err := db.QueryRow(`SELECT count(*), max(version) FROM billing_schema_migrations`).Scan(&rows, &versions); err != nil {
-		t.Fatal(err)
-	}
-	if rows != pgstore.Version() || versions != pgstore.Version() {
-		t.Fatalf("schema_migrations: %d rows, version %d; want %d of each", rows, versions, pgstore.Version())
+	if _, applied := recordedVersions(t, db); len(applied) != pgstore.Version() || applied[len(applied)-1] != pgstore.Version() {
+		t.Fatalf("versions applied %v; want 1 to %d, once each", applied, pgstore.Version())
 	}
 	// And again on a database already migrated.
 	if _, err := pgstore.New(context.Background(), db); err != nil {

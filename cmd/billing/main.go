@@ -61,6 +61,7 @@ var commands = []command{
 	{"trigger", "start a money flow on the sandbox: receive|send|bank|debit|mandate|checkout", runTrigger},
 	{"movements", "list the movements a Tracker keeps in PostgreSQL (read-only)", runMovements},
 	{"reconcile", "print a Tracker's reconciliation from PostgreSQL (read-only)", runReconcile},
+	{"migrate", "migrate pgstore's tables, or --check them as New does", runMigrate},
 }
 
 // usageError is a mistake in the command line: exit status 2.
