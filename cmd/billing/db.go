@@ -54,15 +54,17 @@ func checkSchema(ctx context.Context, db *sql.DB) error {
 	if !exists {
 		return errors.New("the database has no pgstore tables in its search path: point --database-url at the database (and schema, search_path) your Tracker uses")
 	}
-	var version int
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM billing_schema_migrations`).Scan(&version); err != nil {
+	v, err := pgstore.ReadSchemaVersions(ctx, db, pgstore.Options{})
+	if err != nil {
 		return fmt.Errorf("reading pgstore's schema version: %w", err)
 	}
+	// A later release's expansion (Applied above this command's version) keeps what
+	// this command reads; a contraction (Required above it) does not.
 	switch {
-	case version < pgstore.Version():
-		return fmt.Errorf("pgstore's schema is version %d, older than this command's %d: run pgstore.Migrate (or start your application, which migrates) first", version, pgstore.Version())
-	case version > pgstore.Version():
-		return fmt.Errorf("pgstore's schema is version %d, newer than this command's %d: install the billing command of your SDK's version", version, pgstore.Version())
+	case v.Applied < pgstore.Version():
+		return fmt.Errorf("pgstore's schema is version %d, older than this command's %d: run pgstore.Migrate (or start your application, which migrates) first", v.Applied, pgstore.Version())
+	case v.Required > pgstore.Version():
+		return fmt.Errorf("pgstore's schema requires version %d, newer than this command's %d: install the billing command of your SDK's version", v.Required, pgstore.Version())
 	}
 	return nil
 }
