@@ -153,12 +153,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading the body failed", http.StatusBadRequest)
 		return
 	}
-	ev, err := ParseEvent(body)
-	if kind, ok := unknownEventKind(body); err != nil && ok && !errors.Is(err, ErrContradiction) {
-		// A kind the SDK does not know settles nothing: it reaches the function as the
-		// unconfirmed claim it is (DESIGN "Events that settle nothing").
-		ev, err = unconfirmed(kind, nil, body), nil
-	}
+	ev, err := readEvent(body)
 	if err == nil && isMovementCallback(ev) {
 		// No movement has such a reference: refuse it before anything is recorded of it.
 		err = checkCallbackReference(ev)
