@@ -24,6 +24,26 @@ type confirmation struct {
 	// outcome is the status check's outcome, when a movement or checkout was confirmed;
 	// nil for events without a status check.
 	outcome *Outcome
+	// tracking is what the Tracker's store said of the movement when the confirmation
+	// read it: trackingUnread when no store was read.
+	tracking tracking
+}
+
+// tracking says whether a Tracker tracks a confirmed movement, as its store said.
+type tracking uint8
+
+const (
+	trackingUnread    tracking = iota // no store was read: a handler that tracks nothing
+	trackingTracked                   // the store tracks the movement
+	trackingUntracked                 // the store tracks no movement under its key
+)
+
+// trackingOf is what entry e says of a movement's tracking.
+func trackingOf(e entry) tracking {
+	if e.Tracked {
+		return trackingTracked
+	}
+	return trackingUntracked
 }
 
 func refused(status int, format string, args ...any) confirmation {
@@ -71,12 +91,13 @@ func confirmEvent(ctx context.Context, c *Client, lookup trackedLookup, ev Event
 func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev movementCallback) confirmation {
 	kinds, _ := callbackKinds(ev.Kind())
 	m := movement{ClientReference: ev.Reference()}
+	tracked := trackingUnread
 	if lookup != nil {
 		e, err := lookup(ctx, eventKey(ev))
 		if err != nil {
 			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
 		}
-		if e.Tracked {
+		if tracked = trackingOf(e); e.Tracked {
 			kinds, m = []Kind{e.Movement.Kind}, e.Movement
 		}
 	}
@@ -112,7 +133,7 @@ func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev mo
 		return refused(http.StatusForbidden, "the callback's transaction id %q differs from the %s status check's %q", transactionID, o.Kind, o.TransactionID)
 	}
 	o.Source = SourceCallback
-	return confirmation{status: http.StatusOK, truth: movements[o.Kind].event(o), outcome: o}
+	return confirmation{status: http.StatusOK, truth: movements[o.Kind].event(o), outcome: o, tracking: tracked}
 }
 
 // confirmCheckout asks Payments.Get about a checkout webhook: by the session's reference
@@ -164,38 +185,39 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 	}
 	o.State = o.stateOf(p)
 	o.Kind, o.ClientReference, o.Source = KindCheckout, clientReference, SourceCallback
+	tracked := trackingUnread
 	if key, err := keyOf(KindCheckout, clientReference); err == nil && lookup != nil {
 		e, err := lookup(ctx, key)
 		if err != nil {
 			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
 		}
-		if e.Tracked {
+		if tracked = trackingOf(e); e.Tracked {
 			if r := e.Movement.ServiceReference; r != "" && r != p.Reference {
 				return refused(http.StatusForbidden, "the checkout %q was created as session %q, not %q", clientReference, r, p.Reference)
 			}
 			o.judge(e.Movement)
 		}
 	}
-	return confirmation{status: http.StatusOK, truth: checkoutTruth(p, o.State == EventExpired), outcome: &o}
+	return confirmation{status: http.StatusOK, truth: checkoutTruth(p, o.State == EventExpired), outcome: &o, tracking: tracked}
 }
 
-// confirmedKey carries a confirmed outcome from the handler to the function it calls.
+// confirmedKey carries a confirmation from the handler to the function it calls.
 type confirmedKey struct{}
 
-// withConfirmedOutcome returns ctx carrying o, the status check's outcome of the event
-// the handler passes on.
-func withConfirmedOutcome(ctx context.Context, o *Outcome) context.Context {
-	if o == nil {
+// withConfirmation returns ctx carrying conf, the status check's confirmation of the
+// event the handler passes on, when it confirmed a movement or a checkout.
+func withConfirmation(ctx context.Context, conf confirmation) context.Context {
+	if conf.outcome == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, confirmedKey{}, o)
+	return context.WithValue(ctx, confirmedKey{}, conf)
 }
 
-// confirmedOutcome returns the outcome the status check confirmed for the event being
-// handled, or nil when it was not confirmed.
-func confirmedOutcome(ctx context.Context) *Outcome {
-	o, _ := ctx.Value(confirmedKey{}).(*Outcome)
-	return o
+// confirmedBefore returns the confirmation of the event being handled, made by the
+// handler, and false when the handler confirmed no movement or checkout.
+func confirmedBefore(ctx context.Context) (confirmation, bool) {
+	conf, ok := ctx.Value(confirmedKey{}).(confirmation)
+	return conf, ok
 }
 
 // UnconfirmedClaim is a webhook or callback as its unauthenticated sender wrote it: the

@@ -629,9 +629,13 @@ var ErrUnconfirmed = errors.New("billing: the status check does not confirm the 
 // client first: by the status check of the kind its reference is tracked as (an
 // untracked reference must be known to exactly one kind), for a checkout by
 // Payments.Get. The outcome settled in the store is built from the status check alone:
-// it resolves the matching Awaits on every instance, now or later. Pending callbacks,
-// checkout webhooks of sessions the Tracker does not track and other events settle
-// nothing and are ignored (Handler gives them to WithEventHandler's function).
+// it resolves the matching Awaits on every instance, now or later. The confirmed callback
+// of a movement the Tracker does not track settles its outcome all the same (an Await of
+// its reference finds it) and is logged at warning level as money no tracker tracks
+// (Handler gives it to WithEventHandler's function as an *UntrackedMovementEvent).
+// Pending callbacks, checkout webhooks of sessions the Tracker does not track and other
+// events settle nothing and are logged (Handler gives them to WithEventHandler's
+// function).
 //
 // The error says what to answer the sender: one matching ErrStillPending means the
 // status check cannot confirm the callback yet (still pending, unreachable, or
@@ -659,12 +663,12 @@ func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Cont
 		return nil
 	}
 	claim := ev
-	o := confirmedOutcome(ctx) // the handler confirmed it already
-	if o == nil {
+	conf, confirmed := confirmedBefore(ctx) // the handler confirmed it already
+	if !confirmed {
 		if err := checkCallbackReference(ev); err != nil {
 			return err
 		}
-		conf := confirmEvent(ctx, t.client, t.store.Get, ev)
+		conf = confirmEvent(ctx, t.client, t.store.Get, ev)
 		switch {
 		case conf.status == http.StatusServiceUnavailable:
 			return fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
@@ -674,8 +678,9 @@ func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Cont
 		case conf.status != http.StatusOK || conf.outcome == nil:
 			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
 		}
-		o, ev = conf.outcome, conf.truth
+		ev = conf.truth
 	}
+	o := conf.outcome
 	key, err := keyOf(o.Kind, o.ClientReference)
 	if o.Kind == KindCheckout {
 		// A checkout is tracked by CreateCheckout; a session no one tracks is the
@@ -689,14 +694,30 @@ func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Cont
 		if !e.Tracked {
 			return settlesNothing(ctx, ev, other, logger, "billing checkout webhook of a session no tracker tracks")
 		}
+		conf.tracking = trackingTracked
 	}
 	if err != nil {
 		return err
 	}
 	settled := *o
 	settled.At = t.opts.Clock.Now()
-	_, err = t.settle(ctx, key, settled, callbackBody(ctx, claim))
-	return err
+	s, err := t.settle(ctx, key, settled, callbackBody(ctx, claim))
+	if err != nil {
+		return err
+	}
+	if conf.tracking == trackingUnread {
+		e, err := t.store.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("billing: reading the tracker's store: %w", err)
+		}
+		conf.tracking = trackingOf(e)
+	}
+	if conf.tracking == trackingUntracked {
+		// Money moved that nobody tracked: settled all the same (an Await of its
+		// reference finds it), and told as the confirmed fact it is, never dropped.
+		return settlesNothing(ctx, untrackedMovement(&s), other, logger, "billing callback of a money movement no tracker tracks")
+	}
+	return nil
 }
 
 // settlesNothing gives an event that settles no movement to the merchant's event
@@ -721,8 +742,10 @@ func settlesNothing(ctx context.Context, ev Event, other func(context.Context, E
 // confirmed yet); a contradicted one of a tracked movement is recorded, when the store
 // records them, for Reconcile to list (Reconciliation.Contradicted). Every other event goes to the function given with WithEventHandler:
 // the subscription trial webhook, the checkout webhook of a session no Tracker tracks
-// (confirmed first, as the payment Payments.Get returned), and any other event; without
-// WithEventHandler they are answered 200 and logged at warning level.
+// (confirmed first, as the payment Payments.Get returned), the confirmed callback of a
+// money movement no Tracker tracks (an *UntrackedMovementEvent, its outcome settled
+// too), and any other event; without WithEventHandler they are answered 200 and logged
+// at warning level.
 //
 // It records each callback with its raw body in the Tracker's store, deduplicated across
 // every instance sharing the store: a redelivery already handled is answered 200, one

@@ -116,13 +116,16 @@ func newWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOpt
 // WithEventHandler gives Tracker.Handler the merchant's function for the events that
 // settle no tracked movement: the subscription trial webhook, a checkout webhook for a
 // session no Tracker tracks (confirmed first: fn receives the payment Payments.Get
-// returned), and any other event ParseEvent reads that is no money movement's. Without
-// it such events are answered 200 and logged at warning level. An error from fn is
-// answered 500, so the sender delivers the event again. Money movement callbacks never
-// reach fn: they settle their movement, reported by Await and OnOutcome. NewWebhookHandler
-// ignores this option: its function receives every event. fn receives the types
-// NewWebhookHandler describes: a checkout in the type of its confirmed state, and the
-// trial notice and unknown kinds as *UnconfirmedEvent.
+// returned), a money movement no Tracker tracks whose callback the status check
+// confirmed (an *UntrackedMovementEvent: started by another system, by the billing
+// command's trigger, or by hand), and any other event ParseEvent reads that is no money
+// movement's. Without it such events are answered 200 and logged at warning level,
+// never dropped in silence. An error from fn is answered 500, so the sender delivers the
+// event again. The callbacks of tracked movements never reach fn: they settle their
+// movement, reported by Await and OnOutcome. NewWebhookHandler ignores this option: its
+// function receives every event. fn receives the types NewWebhookHandler describes: a
+// checkout in the type of its confirmed state, an untracked movement as
+// *UntrackedMovementEvent, and the trial notice and unknown kinds as *UnconfirmedEvent.
 func WithEventHandler(fn func(context.Context, Event) error) WebhookOption {
 	return func(h *webhookHandler) { h.other = fn }
 }
@@ -191,7 +194,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		confirmed = conf.outcome
-		ctx, ev = withConfirmedOutcome(ctx, conf.outcome), conf.truth
+		ctx, ev = withConfirmation(ctx, conf), conf.truth
 	}
 	// Dedupe comes after confirmation, on the confirmed fact (kind, reference, state),
 	// so that one fact delivered in several claim shapes reaches the function once. An
@@ -304,11 +307,21 @@ func writeReceived(w http.ResponseWriter) {
 // eventAttrs describe an event in a log line: kind, reference, state and code, never
 // phone numbers.
 func eventAttrs(ev Event) []slog.Attr {
-	if u, ok := ev.(*UnconfirmedEvent); ok {
+	switch e := ev.(type) {
+	case *UnconfirmedEvent:
 		return []slog.Attr{
-			slog.String("kind", string(u.ClaimedKind)),
-			slog.String("reference", u.Reference()),
+			slog.String("kind", string(e.ClaimedKind)),
+			slog.String("reference", e.Reference()),
 			slog.Bool("unconfirmed", true),
+		}
+	case *UntrackedMovementEvent:
+		return []slog.Attr{
+			slog.String("kind", string(e.Outcome.Kind)),
+			slog.String("reference", e.Reference()),
+			slog.String("state", string(e.State())),
+			slog.String("code", string(e.Code())),
+			slog.Int64("amount", e.Outcome.Amount),
+			slog.Bool("untracked", true),
 		}
 	}
 	return []slog.Attr{
