@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
@@ -61,6 +62,53 @@ type movementCallback interface {
 	// claimed returns the amount (minor units, 0 when the callback carries none) and the
 	// service's transaction id the callback claims.
 	claimed() (amount int64, transactionID string)
+}
+
+// confirm is the handler's confirm step: with WithStatusCheckConfirmation it asks the
+// status check about claim and returns ctx carrying the confirmation, the event the
+// status check confirms (built from it alone) and its outcome; a claim it refuses is
+// logged, recorded for Reconcile when the status check contradicts a movement's
+// callback, answered (403, or 503 "retry later"), and reported false. Without
+// confirmation the claim passes as it is.
+func (h *webhookHandler) confirm(ctx context.Context, w http.ResponseWriter, claim Event, body []byte) (context.Context, Event, *Outcome, bool) {
+	if h.confirmer == nil {
+		return ctx, claim, nil, true
+	}
+	conf := confirmEvent(ctx, h.confirmer, h.lookup, claim)
+	if conf.status != http.StatusOK {
+		h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[claim.State()],
+			append(eventAttrs(claim), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
+		if conf.status == http.StatusForbidden && h.stored != nil {
+			contradicted(ctx, h.stored.store, h.stored.clock.Now(), claim, body, h.logger)
+		}
+		refuse(w, conf.status)
+		return ctx, nil, nil, false
+	}
+	return withConfirmation(ctx, conf), conf.truth, conf.outcome, true
+}
+
+// confirmDelivered is Deliver's confirm step: the confirmation the handler made already,
+// or the status check's, asked now. A claim the status check cannot confirm yet is an
+// error matching ErrStillPending; one it contradicts matches ErrUnconfirmed and, for a
+// movement the store tracks, is recorded for Reconcile.
+func (t *Tracker) confirmDelivered(ctx context.Context, claim Event, logger *slog.Logger) (confirmation, error) {
+	if conf, ok := confirmedBefore(ctx); ok {
+		return conf, nil
+	}
+	if err := checkCallbackReference(claim); err != nil {
+		return confirmation{}, err
+	}
+	conf := confirmEvent(ctx, t.client, t.store.Get, claim)
+	switch {
+	case conf.status == http.StatusServiceUnavailable:
+		return conf, fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
+	case conf.status == http.StatusForbidden:
+		contradicted(ctx, t.store, t.opts.Clock.Now(), claim, callbackBody(ctx, claim), logger)
+		return conf, fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
+	case conf.status != http.StatusOK || conf.outcome == nil:
+		return conf, fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
+	}
+	return conf, nil
 }
 
 // confirmEvent asks the status check whether ev tells the truth. Events without a status

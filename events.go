@@ -356,7 +356,8 @@ func ParseEvent(body []byte) (Event, error) {
 }
 
 // readEvent reads a delivered body through the inbound gate and returns its event: the
-// one ParseEvent reads, or, for a webhook of a kind the SDK does not know, the
+// one ParseEvent reads (a movement's callback only when its reference is one a movement
+// can have), or, for a webhook of a kind the SDK does not know, the
 // *UnconfirmedEvent of its claim (it settles nothing: DESIGN "Events that settle
 // nothing"). Every reader after the gate reads the canonical form; the event keeps the
 // body as it came, for audit only.
@@ -368,6 +369,10 @@ func readEvent(body []byte) (Event, error) {
 	ev, err := parseCanonical(canonical)
 	if kind, ok := unknownEventKind(canonical); err != nil && ok {
 		return unconfirmed(kind, nil, body), nil
+	}
+	if err == nil && isMovementCallback(ev) {
+		// No movement has such a reference: refuse it before anything is recorded of it.
+		err = checkCallbackReference(ev)
 	}
 	return ev, err
 }

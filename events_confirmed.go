@@ -136,11 +136,6 @@ type UntrackedMovementEvent struct {
 	Outcome Outcome `json:"outcome"`
 }
 
-// untrackedMovement is the event of an untracked movement's settled outcome.
-func untrackedMovement(s *settlement) *UntrackedMovementEvent {
-	return &UntrackedMovementEvent{Untracked: true, Outcome: *settledOutcome(s, s.Outcome.Kind)}
-}
-
 // Kind returns EventKindUntrackedMovement.
 func (*UntrackedMovementEvent) Kind() EventKind { return EventKindUntrackedMovement }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"sync"
 	"unicode"
@@ -26,6 +28,28 @@ import (
 // payment.succeeded to every reader downstream, the shape scanner and the event-name
 // reader as much as encoding/json; and no field of it has two values, so every reader of
 // it reads one truth. Nothing downstream reads the bytes as they came.
+
+// receiveBody reads the body of a delivery, the first thing the gate does: POST only
+// (405 otherwise), at most MaxEventBytes (413 beyond). It reports false when it has
+// answered the sender itself.
+func receiveBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "webhooks are delivered with POST", http.StatusMethodNotAllowed)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, "body larger than 1 MiB", http.StatusRequestEntityTooLarge)
+			return nil, false
+		}
+		http.Error(w, "reading the body failed", http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
 
 // ErrContradiction is matched (errors.Is) by the error of a body that names one field
 // twice with values that disagree: the same key twice, two casings of one key, or two

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/billingsdk/billing-go/storekit"
@@ -32,60 +31,6 @@ func withCallbackStore(store *storeGate, owner string, clock Clock, lease time.D
 			h.stored = &storeDedupe{store: store, owner: owner, clock: clock, lease: lease}
 		}
 	}
-}
-
-// storeDedupe is the handler's dedupe on a Store.
-type storeDedupe struct {
-	store *storeGate
-	owner string
-	clock Clock
-	lease time.Duration
-}
-
-// begin records the delivery of ev, under the movement key and the dedupe key of the
-// confirmed fact, and claims its handling. When the handler must go on it returns
-// proceed true and finish, to call with whether the function handled it (only the
-// first call counts; call it deferred with false so that a panic forgets the claim).
-// Otherwise it has answered the sender itself.
-func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key movementKey, dedupe string, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
-	now := d.clock.Now()
-	c := callbackRecord{Key: key, DedupeKey: dedupe, Body: body, At: now}
-	var claim callbackClaim
-	var err error
-	if begin := d.store.beginCallbackEntry(); begin != nil {
-		// The entry it reads beside comes too late to serve the confirmation, which
-		// precedes the record; the claim is the same.
-		claim, _, err = begin(r.Context(), c, d.owner, now.Add(d.lease))
-	} else {
-		claim, err = d.store.BeginCallback(r.Context(), c, d.owner, now.Add(d.lease))
-	}
-	switch {
-	case err != nil:
-		logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook not recorded", append(eventAttrs(ev), slog.String("error", err.Error()))...)
-		http.Error(w, "the event could not be recorded; deliver it again", http.StatusInternalServerError)
-		return nil, false
-	case claim == callbackHandled:
-		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
-		writeReceived(w)
-		return nil, false
-	case claim == callbackInFlight:
-		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook in flight elsewhere", eventAttrs(ev)...)
-		w.Header().Set("Retry-After", "10")
-		http.Error(w, "this event is being handled; deliver it again later", http.StatusServiceUnavailable)
-		return nil, false
-	}
-	done := false
-	return func(handled bool) {
-		if done {
-			return
-		}
-		done = true
-		// The sender may have gone; the record must still be finished.
-		ctx := context.WithoutCancel(r.Context())
-		if err := d.store.FinishCallback(ctx, c.DedupeKey, d.owner, handled, d.clock.Now()); err != nil {
-			logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook dedupe not finished", append(eventAttrs(ev), slog.String("error", err.Error()))...)
-		}
-	}, true
 }
 
 // contradicted keeps, in a store that records them (storekit.ContradictionRecorder),
