@@ -2,12 +2,14 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // confirmation is what the status check says of an event that claims a final state.
@@ -306,3 +308,39 @@ func (c *PayoutCallback) claimed() (int64, string) {
 }
 
 func (c *MandateCallback) claimed() (int64, string) { return 0, c.ServicePreapprovalID }
+
+// contradicted keeps, in a store that records them (storekit.ContradictionRecorder),
+// that the status check contradicted ev, a callback of a money movement refused for it:
+// Reconcile then lists the movement. It settles nothing, and a store without the
+// record, or a reference nothing tracks, leaves only the log of the refusal.
+func contradicted(ctx context.Context, store *storeGate, now time.Time, ev Event, body []byte, logger *slog.Logger) {
+	if store == nil || nilEvent(ev) || !isMovementCallback(ev) {
+		return
+	}
+	record := store.recordContradiction()
+	if record == nil {
+		return
+	}
+	if len(body) > MaxEventBytes {
+		body = nil
+	}
+	// The sender may have gone; the record is the merchant's, kept all the same.
+	if _, err := record(context.WithoutCancel(ctx), eventKey(ev), ev.State(), body, now); err != nil {
+		logger.LogAttrs(ctx, slog.LevelWarn, "billing: the contradicted callback was not recorded",
+			append(eventAttrs(ev), slog.String("error", err.Error()))...)
+	}
+}
+
+// callbackBody is the raw body of ev for the store: the one the handler read (the
+// claim's), else ev encoded again (a callback given to Deliver by the merchant's own
+// code).
+func callbackBody(ctx context.Context, ev Event) []byte {
+	if claim, ok := UnconfirmedClaimFrom(ctx); ok && len(claim.Body) > 0 {
+		return claim.Body
+	}
+	body, err := json.Marshal(ev)
+	if err != nil || len(body) > MaxEventBytes {
+		return nil
+	}
+	return body
+}

@@ -102,3 +102,10 @@ func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
 func withLookup(lookup trackedLookup) WebhookOption {
 	return func(h *webhookHandler) { h.lookup = lookup }
 }
+
+// observeCallback tells the observer of a callback delivered.
+func (t *Tracker) observeCallback(ctx context.Context, ev Event) {
+	if t.opts.Observer != nil && isMovementCallback(ev) {
+		t.opts.Observer.CallbackReceived(ctx, ev)
+	}
+}

@@ -112,8 +112,8 @@ func refuseUnread(ctx context.Context, w http.ResponseWriter, logger *slog.Logge
 // the merchant's event function) and answers the sender: 200 when it returned nil, 500
 // when it failed or panicked, so the sender delivers the event again. It reports whether
 // the event was handled.
-func (h *webhookHandler) handOut(ctx context.Context, w http.ResponseWriter, ev Event, body []byte) bool {
-	if err := h.call(withRawBody(ctx, body), ev); err != nil {
+func (h *webhookHandler) handOut(ctx context.Context, w http.ResponseWriter, ev Event) bool {
+	if err := h.call(ctx, ev); err != nil {
 		h.logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook handler failed",
 			append(eventAttrs(ev), slog.String("error", err.Error()))...)
 		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // settle records a final outcome in the store under its rules of precedence (see
@@ -102,4 +103,40 @@ func (t *Tracker) settleConfirmed(ctx context.Context, conf confirmation, body [
 			"billing callback of a money movement no tracker tracks", nil
 	}
 	return nil, "", nil
+}
+
+// wake wakes the Awaits of key in this process.
+func (t *Tracker) wake(key movementKey) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w := t.watches[key]; w != nil {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
+}
+
+// purgeOwn forgets, from the Tracker's own in-memory store, outcomes reported longer
+// than Retention ago, at most once a minute of the clock; Run purges a shared store.
+func (t *Tracker) purgeOwn(ctx context.Context) {
+	if t.own {
+		t.purgeIfDue(ctx)
+	}
+}
+
+// purgeIfDue purges the store of what is older than Retention, at most once a minute.
+func (t *Tracker) purgeIfDue(ctx context.Context) {
+	now := t.opts.Clock.Now()
+	every := min(time.Minute, t.opts.Retention)
+	t.mu.Lock()
+	due := now.Sub(t.lastPurge) >= every
+	if due {
+		t.lastPurge = now
+	}
+	t.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := t.store.Purge(ctx, now.Add(-t.opts.Retention)); err != nil {
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker purge failed", slog.String("error", err.Error()))
+	}
 }

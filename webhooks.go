@@ -163,5 +163,5 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	handled := false
 	defer func() { done(handled) }()
-	handled = h.handOut(ctx, w, ev, body) // settle and hand out (handout.go)
+	handled = h.handOut(ctx, w, ev) // settle and hand out (handout.go)
 }
