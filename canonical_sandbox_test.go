@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,16 +64,9 @@ func TestEscapedKeysOfAGenuineCallbackSettleOnTheSandbox(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					for how, pick := range spellings {
 						t.Run(how, func(t *testing.T) {
-							srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire))
-							c := srv.Client()
-							m := &trackedMerchant{srv: srv, client: c, callbackURL: callbackSink(t) + "/callbacks",
-								tracker: billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock()})}
-							tc.start(t, m, "canon1")
-							srv.Advance(time.Second)
-							bodies := deliveredTo(srv, m.callbackURL)
-							require.Len(t, bodies, 1)
-							escaped := escapeKeys(bodies[0], pick)
-							require.NotEqual(t, []byte(bodies[0]), escaped)
+							m, body := genuineCallback(t, wire, tc, "canon1")
+							escaped := escapeKeys(body, pick)
+							require.NotEqual(t, []byte(body), escaped)
 
 							assert.Equal(t, http.StatusOK, postTo(m.tracker.Handler(), escaped), "%s", escaped)
 							o := settledOn(t, m.tracker, tc.kind, "canon1")

@@ -6,31 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// eventInbox is a WithEventHandler function that keeps what it is handed.
-type eventInbox struct {
-	mu     sync.Mutex
-	events []Event
-}
-
-func (in *eventInbox) handle(_ context.Context, ev Event) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.events = append(in.events, ev)
-	return nil
-}
-
-func (in *eventInbox) received() []Event {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return append([]Event(nil), in.events...)
-}
 
 // untrackedKinds are the kinds the recorded genuine callbacks (forgeCases) are
 // confirmed as, by their status checks; a checkout's has its own event types.
@@ -60,7 +40,7 @@ func TestUntrackedMovementReachesTheEventFunction(t *testing.T) {
 			for path, name := range fc.checks {
 				registerStatus(t, mock, path, name)
 			}
-			var in eventInbox
+			var in eventLog
 			h := tr.Handler(WithEventHandler(in.handle), WithDedupe(0))
 			body := fixture(t, fc.event)
 			claim, err := ParseEvent(body)
@@ -69,7 +49,7 @@ func TestUntrackedMovementReachesTheEventFunction(t *testing.T) {
 				assert.Equal(t, http.StatusOK, post(t, h, body).Code)
 			}
 
-			got := in.received()
+			got := in.all()
 			require.Len(t, got, 1, "the untracked movement reaches the event function once")
 			ev, ok := got[0].(*UntrackedMovementEvent)
 			require.True(t, ok, "handed on as %T", got[0])
@@ -97,9 +77,9 @@ func TestTrackedMovementNeverReachesTheEventFunction(t *testing.T) {
 	tr, mock, _ := newTestTracker(t, TrackerOptions{})
 	registerStatus(t, mock, "/v1/payments/order1042", "confirm/receive_status_order1042.json")
 	require.NoError(t, tr.Track(context.Background(), KindReceive, "order1042"))
-	var in eventInbox
+	var in eventLog
 	assert.Equal(t, http.StatusOK, post(t, tr.Handler(WithEventHandler(in.handle)), fixture(t, "events/transaction_success.json")).Code)
-	assert.Empty(t, in.received())
+	assert.Empty(t, in.all())
 	o := settledNow(t, tr, KindReceive, "order1042")
 	require.NotNil(t, o)
 	assert.True(t, o.Succeeded())
