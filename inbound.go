@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -142,37 +143,99 @@ func (r *inboundReader) canonicalBody() []byte {
 	last := 0
 	for _, span := range r.escaped {
 		out = append(out, r.b[last:span[0]]...)
-		var s string
-		// The gate read the string as valid JSON already: this cannot fail.
-		_ = json.Unmarshal(r.b[span[0]:span[1]], &s)
-		out = appendPlainString(out, s)
+		out = appendCanonicalString(out, r.b[span[0]+1:span[1]-1])
 		last = span[1]
 	}
 	return append(out, r.b[last:]...)
 }
 
-// appendPlainString appends s, valid UTF-8, as a JSON string escaped only where JSON
-// requires it: the canonical spelling of a string.
-func appendPlainString(out []byte, s string) []byte {
-	const hex = "0123456789abcdef"
+// appendCanonicalString appends the contents of a JSON string the gate read (between its
+// quotes, valid JSON) in its canonical spelling: decoded as encoding/json decodes it (a
+// surrogate pair is one rune; a lone surrogate, and a byte that is no UTF-8, U+FFFD),
+// then escaped only where JSON requires it: a quote, a backslash, a control character.
+func appendCanonicalString(out, s []byte) []byte {
 	out = append(out, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			out = append(out, '\\', c)
-		case c == '\n':
-			out = append(out, '\\', 'n')
-		case c == '\r':
-			out = append(out, '\\', 'r')
-		case c == '\t':
-			out = append(out, '\\', 't')
-		case c < 0x20:
-			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			var r rune
+			r, i = unescape(s, i)
+			out = appendCanonicalRune(out, r)
+		case c < utf8.RuneSelf:
+			out = appendCanonicalRune(out, rune(c))
+			i++
 		default:
-			out = append(out, c)
+			r, size := utf8.DecodeRune(s[i:]) // utf8.RuneError for a byte that is no UTF-8
+			out = utf8.AppendRune(out, r)
+			i += size
 		}
 	}
 	return append(out, '"')
+}
+
+// unescape decodes the escape at s[i] (valid JSON) and returns its rune and where the
+// text after it starts.
+func unescape(s []byte, i int) (rune, int) {
+	switch s[i+1] {
+	case 'b':
+		return '\b', i + 2
+	case 'f':
+		return '\f', i + 2
+	case 'n':
+		return '\n', i + 2
+	case 'r':
+		return '\r', i + 2
+	case 't':
+		return '\t', i + 2
+	case 'u':
+		r := hex4(s[i+2 : i+6])
+		if utf16.IsSurrogate(r) {
+			if i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if pair := utf16.DecodeRune(r, hex4(s[i+8:i+12])); pair != unicode.ReplacementChar {
+					return pair, i + 12
+				}
+			}
+			return unicode.ReplacementChar, i + 6
+		}
+		return r, i + 6
+	}
+	return rune(s[i+1]), i + 2 // " \\ /
+}
+
+// hex4 reads four hex digits.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// appendCanonicalRune appends r as the canonical form writes it inside a string.
+func appendCanonicalRune(out []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	switch {
+	case r == '"' || r == '\\':
+		return append(out, '\\', byte(r))
+	case r == '\n':
+		return append(out, '\\', 'n')
+	case r == '\r':
+		return append(out, '\\', 'r')
+	case r == '\t':
+		return append(out, '\\', 't')
+	case r < 0x20:
+		return append(out, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+	}
+	return utf8.AppendRune(out, r)
 }
 
 // inboundReaders keeps readers, with the room their member lists grew, for the next

@@ -484,7 +484,9 @@ func TestEventEverySpelling(t *testing.T) {
 }
 
 // FuzzInboundGate: the gate reads exactly the bodies encoding/json reads, never panics,
-// and finds a contradiction only where two spellings of one field disagree.
+// and finds a contradiction only where two spellings of one field disagree. The
+// canonical form it returns is the same value to encoding/json, holds no escape but
+// those JSON requires, and is its own canonical form.
 func FuzzInboundGate(f *testing.F) {
 	for _, fx := range inboundFixtures(f) {
 		f.Add(fx.body)
@@ -492,8 +494,12 @@ func FuzzInboundGate(f *testing.F) {
 	for _, body := range spellingContradictions {
 		f.Add([]byte(body))
 	}
+	f.Add([]byte(`{"\u0052esponseCode":"0000","a":"\ud83d\ude00\ud800\udc00x\udc00\/\u0000\"","b":["\u00e9\n"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		err := inboundVerdict(body)
+		canonical, err := readInbound(body)
+		if err == nil {
+			checkCanonical(t, body, canonical)
+		}
 		valid := json.Valid(body)
 		switch {
 		case errors.Is(err, ErrContradiction):
@@ -671,4 +677,41 @@ func TestInboundGateReadsThePreApprovalIDSpellingsAsOne(t *testing.T) {
 func inboundVerdict(body []byte) error {
 	_, err := readInbound(body)
 	return err
+}
+
+// checkCanonical checks the canonical form of a body the gate read.
+func checkCanonical(t *testing.T, body, canonical []byte) {
+	t.Helper()
+	decode := func(b []byte) any {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		return v
+	}
+	if want, got := decode(body), decode(canonical); !assert.ObjectsAreEqual(want, got) {
+		t.Fatalf("%q reads as %#v, its canonical form %q as %#v", body, want, canonical, got)
+	}
+	for i := 0; i < len(canonical); i++ {
+		if canonical[i] != '\\' {
+			continue
+		}
+		i++
+		switch canonical[i] {
+		case '"', '\\', 'n', 'r', 't':
+		case 'u':
+			if c := hex4(canonical[i+1 : i+5]); c >= 0x20 || c == '\n' || c == '\r' || c == '\t' {
+				t.Fatalf("%q: the canonical form %q escapes %q", body, canonical, c)
+			}
+			i += 4
+		default:
+			t.Fatalf("%q: the canonical form %q keeps the escape \\%c", body, canonical, canonical[i])
+		}
+	}
+	again, err := readInbound(canonical)
+	if err != nil || !bytes.Equal(again, canonical) {
+		t.Fatalf("%q: the canonical form %q reads again as %q (%v)", body, canonical, again, err)
+	}
 }
