@@ -2,11 +2,14 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // confirmation is what the status check says of an event that claims a final state.
@@ -24,6 +27,26 @@ type confirmation struct {
 	// outcome is the status check's outcome, when a movement or checkout was confirmed;
 	// nil for events without a status check.
 	outcome *Outcome
+	// tracking is what the Tracker's store said of the movement when the confirmation
+	// read it: trackingUnread when no store was read.
+	tracking tracking
+}
+
+// tracking says whether a Tracker tracks a confirmed movement, as its store said.
+type tracking uint8
+
+const (
+	trackingUnread    tracking = iota // no store was read: a handler that tracks nothing
+	trackingTracked                   // the store tracks the movement
+	trackingUntracked                 // the store tracks no movement under its key
+)
+
+// trackingOf is what entry e says of a movement's tracking.
+func trackingOf(e entry) tracking {
+	if e.Tracked {
+		return trackingTracked
+	}
+	return trackingUntracked
 }
 
 func refused(status int, format string, args ...any) confirmation {
@@ -41,6 +64,53 @@ type movementCallback interface {
 	// claimed returns the amount (minor units, 0 when the callback carries none) and the
 	// service's transaction id the callback claims.
 	claimed() (amount int64, transactionID string)
+}
+
+// confirm is the handler's confirm step: with WithStatusCheckConfirmation it asks the
+// status check about claim and returns ctx carrying the confirmation, the event the
+// status check confirms (built from it alone) and its outcome; a claim it refuses is
+// logged, recorded for Reconcile when the status check contradicts a movement's
+// callback, answered (403, or 503 "retry later"), and reported false. Without
+// confirmation the claim passes as it is.
+func (h *webhookHandler) confirm(ctx context.Context, w http.ResponseWriter, claim Event, body []byte) (context.Context, Event, *Outcome, bool) {
+	if h.confirmer == nil {
+		return ctx, claim, nil, true
+	}
+	conf := confirmEvent(ctx, h.confirmer, h.lookup, claim)
+	if conf.status != http.StatusOK {
+		h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[claim.State()],
+			append(eventAttrs(claim), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
+		if conf.status == http.StatusForbidden && h.stored != nil {
+			contradicted(ctx, h.stored.store, h.stored.clock.Now(), claim, body, h.logger)
+		}
+		refuse(w, conf.status)
+		return ctx, nil, nil, false
+	}
+	return withConfirmation(ctx, conf), conf.truth, conf.outcome, true
+}
+
+// confirmDelivered is Deliver's confirm step: the confirmation the handler made already,
+// or the status check's, asked now. A claim the status check cannot confirm yet is an
+// error matching ErrStillPending; one it contradicts matches ErrUnconfirmed and, for a
+// movement the store tracks, is recorded for Reconcile.
+func (t *Tracker) confirmDelivered(ctx context.Context, claim Event, logger *slog.Logger) (confirmation, error) {
+	if conf, ok := confirmedBefore(ctx); ok {
+		return conf, nil
+	}
+	if err := checkCallbackReference(claim); err != nil {
+		return confirmation{}, err
+	}
+	conf := confirmEvent(ctx, t.client, t.store.Get, claim)
+	switch {
+	case conf.status == http.StatusServiceUnavailable:
+		return conf, fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
+	case conf.status == http.StatusForbidden:
+		contradicted(ctx, t.store, t.opts.Clock.Now(), claim, callbackBody(ctx, claim), logger)
+		return conf, fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
+	case conf.status != http.StatusOK || conf.outcome == nil:
+		return conf, fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
+	}
+	return conf, nil
 }
 
 // confirmEvent asks the status check whether ev tells the truth. Events without a status
@@ -71,12 +141,13 @@ func confirmEvent(ctx context.Context, c *Client, lookup trackedLookup, ev Event
 func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev movementCallback) confirmation {
 	kinds, _ := callbackKinds(ev.Kind())
 	m := movement{ClientReference: ev.Reference()}
+	tracked := trackingUnread
 	if lookup != nil {
 		e, err := lookup(ctx, eventKey(ev))
 		if err != nil {
 			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
 		}
-		if e.Tracked {
+		if tracked = trackingOf(e); e.Tracked {
 			kinds, m = []Kind{e.Movement.Kind}, e.Movement
 		}
 	}
@@ -112,7 +183,7 @@ func confirmMovement(ctx context.Context, c *Client, lookup trackedLookup, ev mo
 		return refused(http.StatusForbidden, "the callback's transaction id %q differs from the %s status check's %q", transactionID, o.Kind, o.TransactionID)
 	}
 	o.Source = SourceCallback
-	return confirmation{status: http.StatusOK, truth: movements[o.Kind].event(o), outcome: o}
+	return confirmation{status: http.StatusOK, truth: movements[o.Kind].event(o), outcome: o, tracking: tracked}
 }
 
 // confirmCheckout asks Payments.Get about a checkout webhook: by the session's reference
@@ -164,38 +235,39 @@ func confirmCheckout(ctx context.Context, c *Client, lookup trackedLookup, ev *C
 	}
 	o.State = o.stateOf(p)
 	o.Kind, o.ClientReference, o.Source = KindCheckout, clientReference, SourceCallback
+	tracked := trackingUnread
 	if key, err := keyOf(KindCheckout, clientReference); err == nil && lookup != nil {
 		e, err := lookup(ctx, key)
 		if err != nil {
 			return refused(http.StatusServiceUnavailable, "reading the tracker's store failed: %v", err)
 		}
-		if e.Tracked {
+		if tracked = trackingOf(e); e.Tracked {
 			if r := e.Movement.ServiceReference; r != "" && r != p.Reference {
 				return refused(http.StatusForbidden, "the checkout %q was created as session %q, not %q", clientReference, r, p.Reference)
 			}
 			o.judge(e.Movement)
 		}
 	}
-	return confirmation{status: http.StatusOK, truth: checkoutTruth(p, o.State == EventExpired), outcome: &o}
+	return confirmation{status: http.StatusOK, truth: checkoutTruth(p, o.State == EventExpired), outcome: &o, tracking: tracked}
 }
 
-// confirmedKey carries a confirmed outcome from the handler to the function it calls.
+// confirmedKey carries a confirmation from the handler to the function it calls.
 type confirmedKey struct{}
 
-// withConfirmedOutcome returns ctx carrying o, the status check's outcome of the event
-// the handler passes on.
-func withConfirmedOutcome(ctx context.Context, o *Outcome) context.Context {
-	if o == nil {
+// withConfirmation returns ctx carrying conf, the status check's confirmation of the
+// event the handler passes on, when it confirmed a movement or a checkout.
+func withConfirmation(ctx context.Context, conf confirmation) context.Context {
+	if conf.outcome == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, confirmedKey{}, o)
+	return context.WithValue(ctx, confirmedKey{}, conf)
 }
 
-// confirmedOutcome returns the outcome the status check confirmed for the event being
-// handled, or nil when it was not confirmed.
-func confirmedOutcome(ctx context.Context) *Outcome {
-	o, _ := ctx.Value(confirmedKey{}).(*Outcome)
-	return o
+// confirmedBefore returns the confirmation of the event being handled, made by the
+// handler, and false when the handler confirmed no movement or checkout.
+func confirmedBefore(ctx context.Context) (confirmation, bool) {
+	conf, ok := ctx.Value(confirmedKey{}).(confirmation)
+	return conf, ok
 }
 
 // UnconfirmedClaim is a webhook or callback as its unauthenticated sender wrote it: the
@@ -236,3 +308,39 @@ func (c *PayoutCallback) claimed() (int64, string) {
 }
 
 func (c *MandateCallback) claimed() (int64, string) { return 0, c.ServicePreapprovalID }
+
+// contradicted keeps, in a store that records them (storekit.ContradictionRecorder),
+// that the status check contradicted ev, a callback of a money movement refused for it:
+// Reconcile then lists the movement. It settles nothing, and a store without the
+// record, or a reference nothing tracks, leaves only the log of the refusal.
+func contradicted(ctx context.Context, store *storeGate, now time.Time, ev Event, body []byte, logger *slog.Logger) {
+	if store == nil || nilEvent(ev) || !isMovementCallback(ev) {
+		return
+	}
+	record := store.recordContradiction()
+	if record == nil {
+		return
+	}
+	if len(body) > MaxEventBytes {
+		body = nil
+	}
+	// The sender may have gone; the record is the merchant's, kept all the same.
+	if _, err := record(context.WithoutCancel(ctx), eventKey(ev), ev.State(), body, now); err != nil {
+		logger.LogAttrs(ctx, slog.LevelWarn, "billing: the contradicted callback was not recorded",
+			append(eventAttrs(ev), slog.String("error", err.Error()))...)
+	}
+}
+
+// callbackBody is the raw body of ev for the store: the one the handler read (the
+// claim's), else ev encoded again (a callback given to Deliver by the merchant's own
+// code).
+func callbackBody(ctx context.Context, ev Event) []byte {
+	if claim, ok := UnconfirmedClaimFrom(ctx); ok && len(claim.Body) > 0 {
+		return claim.Body
+	}
+	body, err := json.Marshal(ev)
+	if err != nil || len(body) > MaxEventBytes {
+		return nil
+	}
+	return body
+}

@@ -348,9 +348,38 @@ func codeState(code ResponseCode) EventState {
 // casings of ResponseCode, say) is read by the inbound gate as no event at all: its
 // error matches ErrContradiction as well. ParseEvent never panics, whatever the input.
 func ParseEvent(body []byte) (Event, error) {
-	if err := readInbound(body); err != nil {
+	canonical, err := readInbound(body)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
+	return parseCanonical(canonical)
+}
+
+// readEvent reads a delivered body through the inbound gate and returns its event: the
+// one ParseEvent reads (a movement's callback only when its reference is one a movement
+// can have), or, for a webhook of a kind the SDK does not know, the
+// *UnconfirmedEvent of its claim (it settles nothing: DESIGN "Events that settle
+// nothing"). Every reader after the gate reads the canonical form; the event keeps the
+// body as it came, for audit only.
+func readEvent(body []byte) (Event, error) {
+	canonical, err := readInbound(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	ev, err := parseCanonical(canonical)
+	if kind, ok := unknownEventKind(canonical); err != nil && ok {
+		return unconfirmed(kind, nil, body), nil
+	}
+	if err == nil && isMovementCallback(ev) {
+		// No movement has such a reference: refuse it before anything is recorded of it.
+		err = checkCallbackReference(ev)
+	}
+	return ev, err
+}
+
+// parseCanonical is ParseEvent after the gate: b is the canonical form readInbound
+// returned.
+func parseCanonical(body []byte) (Event, error) {
 	sh, err := scanShape(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
@@ -369,9 +398,9 @@ func ParseEvent(body []byte) (Event, error) {
 	return ev, nil
 }
 
-// unknownEventKind reports the kind a body names in its "event" field when that is a
-// webhook kind the SDK does not know: such a body is no error of the sender's, only an
-// event that settles nothing (see UnconfirmedEvent).
+// unknownEventKind reports the kind a body, in its canonical form, names in its "event"
+// field when that is a webhook kind the SDK does not know: such a body is no error of
+// the sender's, only an event that settles nothing (see UnconfirmedEvent).
 func unknownEventKind(body []byte) (EventKind, bool) {
 	sh, err := scanShape(body)
 	if err != nil || sh.keys&keyEvent == 0 || len(sh.event) == 0 {
@@ -582,8 +611,9 @@ func (sh shape) newForm() (eventForm, error) {
 	return nil, errors.New("not the shape of any event")
 }
 
-// scanShape walks the top-level object of b, and the object under its data key, without
-// decoding values. It only has to be good enough to choose a type: json.Unmarshal
+// scanShape walks the top-level object of b, the canonical form of a body (readInbound),
+// and the object under its data key, without decoding values: the keys and the event
+// name it compares are spelled as they read. It only has to be good enough to choose a type: json.Unmarshal
 // validates everything afterwards. It never panics and always advances, whatever b is.
 func scanShape(b []byte) (shape, error) {
 	var sh shape

@@ -1,8 +1,8 @@
 package billing
 
 // This file holds the types merchant code receives for facts the status check
-// confirmed, one type per confirmed state of a checkout, and the type of an event the SDK
-// could not confirm (DESIGN "One gate per boundary", confirmed facts). A checkout the
+// confirmed, one type per confirmed state of a checkout and one for a money movement no
+// Tracker tracks, and the type of an event the SDK could not confirm (DESIGN "One gate per boundary", confirmed facts). A checkout the
 // service holds FAILED or expired is never handed on as payment.succeeded: a merchant
 // who switches on the kind ships only what was paid.
 
@@ -19,6 +19,10 @@ const (
 	// not know, or a notice no status check can confirm (the subscription trial). It is
 	// a claim, never a money fact.
 	EventKindUnconfirmed EventKind = "unconfirmed"
+	// EventKindUntrackedMovement is a money movement no Tracker tracks (started by
+	// another system, by the billing command's trigger, or by hand) whose callback the
+	// status check confirmed: a fact, of money nobody here asked to move.
+	EventKindUntrackedMovement EventKind = "movement.untracked"
 )
 
 // CheckoutFailedEvent is a checkout session the status check confirmed ended unpaid:
@@ -111,6 +115,39 @@ func (*UnconfirmedEvent) State() EventState { return EventUnknown }
 
 // Code returns "": a code written by the sender is no fact.
 func (*UnconfirmedEvent) Code() ResponseCode { return "" }
+
+// UntrackedMovementEvent is a money movement that no Tracker tracks, UNTRACKED, whose
+// callback the status check confirmed: a receive, send, bank transfer, direct debit or
+// mandate started by another system, by the billing command's trigger, or by hand. It
+// is a confirmed fact, built from the status check alone like every Outcome, but of
+// money nobody asked this Tracker to move: it settles no tracked movement, OnOutcome
+// never reports it, and an order is never fulfilled on it by the Tracker. Look at it:
+// money nobody expected is the first thing an operator must see. Its Kind is always
+// EventKindUntrackedMovement, so a switch on the kind never takes it for a tracked
+// outcome. Tracker.Handler gives it to the function of WithEventHandler, or logs it at
+// warning level when there is none.
+type UntrackedMovementEvent struct {
+	// Untracked is always true: the mark that no Tracker tracks this movement.
+	Untracked bool `json:"untracked"`
+	// Outcome is the movement's final outcome as the Tracker's store keeps it: the kind
+	// the status check confirmed it as, its client reference, state, code, amounts and
+	// ids, Source SourceCallback, and Event, the confirmed event of its kind built from
+	// those fields. An Await of its kind and reference returns the same outcome.
+	Outcome Outcome `json:"outcome"`
+}
+
+// Kind returns EventKindUntrackedMovement.
+func (*UntrackedMovementEvent) Kind() EventKind { return EventKindUntrackedMovement }
+
+// Reference returns the movement's client reference.
+func (e *UntrackedMovementEvent) Reference() string { return e.Outcome.ClientReference }
+
+// State returns the confirmed final state: EventSucceeded when the money moved (or the
+// mandate was approved), EventFailed when nothing moved.
+func (e *UntrackedMovementEvent) State() EventState { return e.Outcome.State }
+
+// Code returns the status check's response code ("" for a mandate).
+func (e *UntrackedMovementEvent) Code() ResponseCode { return e.Outcome.Code }
 
 // checkoutTruth is the confirmed event of a checkout payment as the service holds it,
 // typed by its state: succeeded, failed (or expired), or pending.

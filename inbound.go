@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"sync"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -20,8 +23,34 @@ import (
 // which value the SDK acts on. The gate sees every key of every object first: spellings
 // of one field whose values agree are harmless (any reader of them reads the same
 // value), and values that disagree are a contradiction, refused whole. The body that
-// passes is the canonical form: no field of it has two values, so every reader of it
-// reads one truth.
+// passes is given back in its canonical form: every key and every string with its JSON
+// escapes decoded (and text that is no UTF-8 replaced as encoding/json replaces it), so
+// that "\u0052esponseCode" is ResponseCode and "payment\u002esucceeded" is
+// payment.succeeded to every reader downstream, the shape scanner and the event-name
+// reader as much as encoding/json; and no field of it has two values, so every reader of
+// it reads one truth. Nothing downstream reads the bytes as they came.
+
+// receiveBody reads the body of a delivery, the first thing the gate does: POST only
+// (405 otherwise), at most MaxEventBytes (413 beyond). It reports false when it has
+// answered the sender itself.
+func receiveBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "webhooks are delivered with POST", http.StatusMethodNotAllowed)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, "body larger than 1 MiB", http.StatusRequestEntityTooLarge)
+			return nil, false
+		}
+		http.Error(w, "reading the body failed", http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
 
 // ErrContradiction is matched (errors.Is) by the error of a body that names one field
 // twice with values that disagree: the same key twice, two casings of one key, or two
@@ -78,22 +107,135 @@ const (
 const maxInboundDepth = 10000
 
 // readInbound checks that body is one JSON value, with nothing but white space after it,
-// in which no object names a field twice with values that disagree. It returns nil, a
-// syntax error, or an error matching ErrContradiction. It reads each byte once, holds
-// no copy of the body, and allocates only for a key written with escapes or outside
-// ASCII, or for an object of more than smallObject members.
-func readInbound(body []byte) error {
+// in which no object names a field twice with values that disagree, and returns its
+// canonical form (see canonicalBody): body itself when no string of it holds an escape
+// or text that is no UTF-8, which is what the service writes. The error is a syntax
+// error or one matching ErrContradiction. It reads each byte once, and allocates only
+// for a key written with escapes or outside ASCII, for an object of more than
+// smallObject members, or for the canonical copy of a body that needs one.
+func readInbound(body []byte) ([]byte, error) {
 	r := inboundReaders.Get().(*inboundReader)
 	defer r.release()
 	r.b, r.pos = body, 0
 	if err := r.value(0, scopeRoot); err != nil {
-		return err
+		return nil, err
 	}
 	r.space()
 	if r.pos != len(r.b) {
-		return r.syntax("after the top-level value")
+		return nil, r.syntax("after the top-level value")
 	}
-	return r.contradiction
+	if r.contradiction != nil {
+		return nil, r.contradiction
+	}
+	return r.canonicalBody(), nil
+}
+
+// canonicalBody returns the body read, each string listed in r.escaped written again
+// decoded: its text as encoding/json reads it (escapes decoded, text that is no UTF-8
+// replaced by U+FFFD), escaped only where JSON requires it (a quote, a backslash, a
+// control character). Everything else is copied as it came, so a reader of the
+// canonical form finds every value encoding/json finds in the body, spelled one way.
+func (r *inboundReader) canonicalBody() []byte {
+	if len(r.escaped) == 0 {
+		return r.b
+	}
+	out := make([]byte, 0, len(r.b))
+	last := 0
+	for _, span := range r.escaped {
+		out = append(out, r.b[last:span[0]]...)
+		out = appendCanonicalString(out, r.b[span[0]+1:span[1]-1])
+		last = span[1]
+	}
+	return append(out, r.b[last:]...)
+}
+
+// appendCanonicalString appends the contents of a JSON string the gate read (between its
+// quotes, valid JSON) in its canonical spelling: decoded as encoding/json decodes it (a
+// surrogate pair is one rune; a lone surrogate, and a byte that is no UTF-8, U+FFFD),
+// then escaped only where JSON requires it: a quote, a backslash, a control character.
+func appendCanonicalString(out, s []byte) []byte {
+	out = append(out, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			var r rune
+			r, i = unescape(s, i)
+			out = appendCanonicalRune(out, r)
+		case c < utf8.RuneSelf:
+			out = appendCanonicalRune(out, rune(c))
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:]) // utf8.RuneError for a byte that is no UTF-8
+			out = utf8.AppendRune(out, r)
+			i += size
+		}
+	}
+	return append(out, '"')
+}
+
+// unescape decodes the escape at s[i] (valid JSON) and returns its rune and where the
+// text after it starts.
+func unescape(s []byte, i int) (rune, int) {
+	switch s[i+1] {
+	case 'b':
+		return '\b', i + 2
+	case 'f':
+		return '\f', i + 2
+	case 'n':
+		return '\n', i + 2
+	case 'r':
+		return '\r', i + 2
+	case 't':
+		return '\t', i + 2
+	case 'u':
+		r := hex4(s[i+2 : i+6])
+		if utf16.IsSurrogate(r) {
+			if i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if pair := utf16.DecodeRune(r, hex4(s[i+8:i+12])); pair != unicode.ReplacementChar {
+					return pair, i + 12
+				}
+			}
+			return unicode.ReplacementChar, i + 6
+		}
+		return r, i + 6
+	}
+	return rune(s[i+1]), i + 2 // " \\ /
+}
+
+// hex4 reads four hex digits.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// appendCanonicalRune appends r as the canonical form writes it inside a string.
+func appendCanonicalRune(out []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	switch {
+	case r == '"' || r == '\\':
+		return append(out, '\\', byte(r))
+	case r == '\n':
+		return append(out, '\\', 'n')
+	case r == '\r':
+		return append(out, '\\', 'r')
+	case r == '\t':
+		return append(out, '\\', 't')
+	case r < 0x20:
+		return append(out, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+	}
+	return utf8.AppendRune(out, r)
 }
 
 // inboundReaders keeps readers, with the room their member lists grew, for the next
@@ -103,8 +245,8 @@ var inboundReaders = sync.Pool{New: func() any { return new(inboundReader) }}
 // release returns r to the pool, holding no part of the body it read.
 func (r *inboundReader) release() {
 	clear(r.members[:cap(r.members)])
-	r.b, r.members, r.contradiction = nil, r.members[:0], nil
-	if cap(r.members) <= 1024 {
+	r.b, r.members, r.escaped, r.contradiction = nil, r.members[:0], r.escaped[:0], nil
+	if cap(r.members) <= 1024 && cap(r.escaped) <= 1024 {
 		inboundReaders.Put(r)
 	}
 }
@@ -115,6 +257,10 @@ type inboundReader struct {
 	b       []byte
 	pos     int
 	members []inboundMember
+	// escaped lists, in order, the start and end (quotes included) of every string
+	// whose canonical spelling differs from the one written: one holding an escape or
+	// text that is no UTF-8.
+	escaped [][2]int
 	// contradiction is the first field found written twice, disagreeing: returned once
 	// the whole body is known to be JSON, so that a body that is no JSON is refused as
 	// such whatever it repeats.
@@ -233,18 +379,23 @@ func (r *inboundReader) number() error {
 	return nil
 }
 
-// str reads a string whose opening quote is at r.pos and returns its contents as
-// written, reporting whether they are plain: ASCII without escapes.
+// str reads a string whose opening quote is at r.pos, reporting whether its contents are
+// plain: ASCII without escapes. A string whose canonical spelling differs from the one
+// written (an escape, or text that is no UTF-8) is listed in r.escaped.
 func (r *inboundReader) str() (plain bool, err error) {
 	b := r.b
-	plain = true
+	start := r.pos
+	plain, rewrite := true, false
 	for i := r.pos + 1; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':
 			r.pos = i + 1
+			if rewrite {
+				r.escaped = append(r.escaped, [2]int{start, r.pos})
+			}
 			return plain, nil
 		case c == '\\':
-			plain = false
+			plain, rewrite = false, true
 			i++
 			if i >= len(b) {
 				break
@@ -266,6 +417,11 @@ func (r *inboundReader) str() (plain bool, err error) {
 			return false, r.syntax("a control character in a string")
 		case c >= utf8.RuneSelf:
 			plain = false
+			rn, size := utf8.DecodeRune(b[i:])
+			if rn == utf8.RuneError && size == 1 {
+				rewrite = true // encoding/json reads it as U+FFFD
+			}
+			i += size - 1
 		}
 	}
 	r.pos = len(b)

@@ -335,10 +335,10 @@ func forEachSpelling(t *testing.T, fixtures []fixtureFile, fn func(t *testing.T,
 func TestInboundGateEverySpelling(t *testing.T) {
 	fixtures := inboundFixtures(t)
 	for _, fx := range fixtures {
-		require.NoError(t, readInbound(fx.body), "%s passes the gate as recorded", fx.name)
+		require.NoError(t, inboundVerdict(fx.body), "%s passes the gate as recorded", fx.name)
 	}
 	cases := forEachSpelling(t, fixtures, func(t *testing.T, fx fixtureFile, desc string, body []byte, want spellingWant) {
-		err := readInbound(body)
+		err := inboundVerdict(body)
 		if want != spellingContradicts {
 			if err != nil {
 				t.Fatalf("%s: %v", desc, err)
@@ -368,7 +368,7 @@ func TestInboundGateMatchesEncodingJSON(t *testing.T) {
 		{`{"a":{"code":"1"},"code":"2"}`, false}, // different objects
 		{`[{"id":"1"},{"ID":"2"}]`, false},
 	} {
-		err := readInbound([]byte(tt.body))
+		err := inboundVerdict([]byte(tt.body))
 		if tt.contradiction {
 			assert.ErrorIs(t, err, ErrContradiction, tt.body)
 		} else {
@@ -382,8 +382,8 @@ func TestInboundGateMatchesEncodingJSON(t *testing.T) {
 		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
 	}
 	b.WriteString(`"K7":8}`)
-	assert.ErrorIs(t, readInbound([]byte(b.String())), ErrContradiction)
-	assert.NoError(t, readInbound([]byte(strings.Replace(b.String(), `"K7":8`, `"K7":7`, 1))))
+	assert.ErrorIs(t, inboundVerdict([]byte(b.String())), ErrContradiction)
+	assert.NoError(t, inboundVerdict([]byte(strings.Replace(b.String(), `"K7":8`, `"K7":7`, 1))))
 }
 
 // TestMoneyAnswerEverySpelling answers each money call with its own acceptance on both
@@ -484,7 +484,9 @@ func TestEventEverySpelling(t *testing.T) {
 }
 
 // FuzzInboundGate: the gate reads exactly the bodies encoding/json reads, never panics,
-// and finds a contradiction only where two spellings of one field disagree.
+// and finds a contradiction only where two spellings of one field disagree. The
+// canonical form it returns is the same value to encoding/json, holds no escape but
+// those JSON requires, and is its own canonical form.
 func FuzzInboundGate(f *testing.F) {
 	for _, fx := range inboundFixtures(f) {
 		f.Add(fx.body)
@@ -492,8 +494,12 @@ func FuzzInboundGate(f *testing.F) {
 	for _, body := range spellingContradictions {
 		f.Add([]byte(body))
 	}
+	f.Add([]byte(`{"\u0052esponseCode":"0000","a":"\ud83d\ude00\ud800\udc00x\udc00\/\u0000\"","b":["\u00e9\n"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		err := readInbound(body)
+		canonical, err := readInbound(body)
+		if err == nil {
+			checkCanonical(t, body, canonical)
+		}
 		valid := json.Valid(body)
 		switch {
 		case errors.Is(err, ErrContradiction):
@@ -578,7 +584,7 @@ func BenchmarkInboundGate(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if err := readInbound(body); err != nil {
+				if err := inboundVerdict(body); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -661,8 +667,51 @@ func TestInboundGateReadsThePreApprovalIDSpellingsAsOne(t *testing.T) {
 		`{"Data":{"hubtelPreapprovalId":"pre_1","ServicePreApprovalId":"pre_2"}}`,
 		`{"HubtelPreapprovalId":"pre_1","servicePreApprovalId":"pre_2"}`,
 	} {
-		require.ErrorIs(t, readInbound([]byte(body)), ErrContradiction, body)
+		require.ErrorIs(t, inboundVerdict([]byte(body)), ErrContradiction, body)
 		agreeing := strings.ReplaceAll(body, "pre_2", "pre_1")
-		require.NoError(t, readInbound([]byte(agreeing)), agreeing)
+		require.NoError(t, inboundVerdict([]byte(agreeing)), agreeing)
+	}
+}
+
+// gateErr is the inbound gate's verdict on body, its canonical form set aside.
+func inboundVerdict(body []byte) error {
+	_, err := readInbound(body)
+	return err
+}
+
+// checkCanonical checks the canonical form of a body the gate read.
+func checkCanonical(t *testing.T, body, canonical []byte) {
+	t.Helper()
+	decode := func(b []byte) any {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		return v
+	}
+	if want, got := decode(body), decode(canonical); !assert.ObjectsAreEqual(want, got) {
+		t.Fatalf("%q reads as %#v, its canonical form %q as %#v", body, want, canonical, got)
+	}
+	for i := 0; i < len(canonical); i++ {
+		if canonical[i] != '\\' {
+			continue
+		}
+		i++
+		switch canonical[i] {
+		case '"', '\\', 'n', 'r', 't':
+		case 'u':
+			if c := hex4(canonical[i+1 : i+5]); c >= 0x20 || c == '\n' || c == '\r' || c == '\t' {
+				t.Fatalf("%q: the canonical form %q escapes %q", body, canonical, c)
+			}
+			i += 4
+		default:
+			t.Fatalf("%q: the canonical form %q keeps the escape \\%c", body, canonical, canonical[i])
+		}
+	}
+	again, err := readInbound(canonical)
+	if err != nil || !bytes.Equal(again, canonical) {
+		t.Fatalf("%q: the canonical form %q reads again as %q (%v)", body, canonical, again, err)
 	}
 }

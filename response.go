@@ -86,19 +86,21 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 		r.body = bytes.Clone(buf.Bytes()[:min(n, limit)])
 		// The inbound gate first (inbound.go): an error body that writes its code or
 		// its success flag twice, disagreeing, says nothing either way.
-		if err := readInbound(r.body); errors.Is(err, ErrContradiction) {
+		canonical, err := readInbound(r.body)
+		if errors.Is(err, ErrContradiction) {
 			return fmt.Errorf("%w: %w", errUnreadableBody, err)
 		}
-		_ = json.Unmarshal(r.body, out.header()) // best effort: the status speaks anyway
+		_ = json.Unmarshal(canonical, out.header()) // best effort: the status speaks anyway
 		return nil
 	}
 	if n > limit {
 		return fmt.Errorf("%w: larger than %d bytes", errUnreadableBody, limit)
 	}
-	if err := readInbound(buf.Bytes()); err != nil {
+	canonical, err := readInbound(buf.Bytes())
+	if err != nil {
 		return fmt.Errorf("%w: %w", errUnreadableBody, err)
 	}
-	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+	if err := json.Unmarshal(canonical, out); err != nil {
 		return fmt.Errorf("%w: %w", errUnreadableBody, err)
 	}
 	if out.header().failed() {

@@ -1,7 +1,6 @@
 package billing
 
 import (
-	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -561,16 +560,6 @@ func awaitAnswer(e entry, kind Kind, clientReference string) (o *Outcome, done b
 	return nil, false, nil
 }
 
-// settledOutcome is the Outcome an Await of kind returns for a settlement, its Event
-// derived from its own fields: whatever a store kept or parsed, nothing of a callback
-// reaches merchant code.
-func settledOutcome(s *settlement, kind Kind) *Outcome {
-	o := s.Outcome
-	o.Kind, o.ClientReference, o.ID = cmp.Or(kind, o.Kind), s.Key.ClientReference, s.ID
-	o.Event = derivedEvent(&o, s.Key.Callback)
-	return &o
-}
-
 // sleepUntil waits until the clock reaches at or done is closed (nil), or ctx ends (its
 // error). A clock may wake it early or jump while a timer is being set, so it reads the
 // time again around every timer.
@@ -617,166 +606,6 @@ func worthPollingAgain(err error) bool {
 	return true
 }
 
-// ErrUnconfirmed is matched (errors.Is) by the error of a Deliver whose callback the
-// status check contradicts: another final state, another amount or transaction id, or a
-// reference no status check knows. Such a callback settles nothing; a genuine sender
-// never sends one, so refuse it (the handler answers 403).
-var ErrUnconfirmed = errors.New("billing: the status check does not confirm the callback")
-
-// Deliver gives the Tracker a parsed callback. Nothing in a callback is signed, so a
-// callback of a transaction, a payout, a mandate or a checkout that claims a final state
-// (failure as well as success) is confirmed by the status check through the Tracker's
-// client first: by the status check of the kind its reference is tracked as (an
-// untracked reference must be known to exactly one kind), for a checkout by
-// Payments.Get. The outcome settled in the store is built from the status check alone:
-// it resolves the matching Awaits on every instance, now or later. Pending callbacks,
-// checkout webhooks of sessions the Tracker does not track and other events settle
-// nothing and are ignored (Handler gives them to WithEventHandler's function).
-//
-// The error says what to answer the sender: one matching ErrStillPending means the
-// status check cannot confirm the callback yet (still pending, unreachable, or
-// answering about another reference), so have it delivered again later; ErrUnconfirmed
-// means the status check contradicts it (recorded for Reconcile, as Handler does); any
-// other error means the store did not record it. Handler does all of this, and confirms each callback with a single status check:
-// mount it rather than calling Deliver where you can.
-func (t *Tracker) Deliver(ctx context.Context, ev Event) error {
-	return t.deliver(ctx, ev, nil, t.opts.Logger)
-}
-
-// deliver is Deliver, giving the events that settle nothing to other (nil: logged).
-func (t *Tracker) deliver(ctx context.Context, ev Event, other func(context.Context, Event) error, logger *slog.Logger) error {
-	if ctx == nil {
-		return errNilContext()
-	}
-	if nilEvent(ev) {
-		return invalid("event", "is required")
-	}
-	t.observeCallback(ctx, ev)
-	if !isMovementCallback(ev) {
-		return settlesNothing(ctx, ev, other, logger, "billing webhook settles no movement")
-	}
-	if ev.State() == EventPending {
-		return nil
-	}
-	claim := ev
-	o := confirmedOutcome(ctx) // the handler confirmed it already
-	if o == nil {
-		if err := checkCallbackReference(ev); err != nil {
-			return err
-		}
-		conf := confirmEvent(ctx, t.client, t.store.Get, ev)
-		switch {
-		case conf.status == http.StatusServiceUnavailable:
-			return fmt.Errorf("%w: %s", ErrStillPending, conf.reason)
-		case conf.status == http.StatusForbidden:
-			contradicted(ctx, t.store, t.opts.Clock.Now(), ev, callbackBody(ctx, ev), logger)
-			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
-		case conf.status != http.StatusOK || conf.outcome == nil:
-			return fmt.Errorf("%w: %s", ErrUnconfirmed, conf.reason)
-		}
-		o, ev = conf.outcome, conf.truth
-	}
-	key, err := keyOf(o.Kind, o.ClientReference)
-	if o.Kind == KindCheckout {
-		// A checkout is tracked by CreateCheckout; a session no one tracks is the
-		// merchant's own business, for its event handler.
-		var e entry
-		if err == nil {
-			if e, err = t.store.Get(ctx, key); err != nil {
-				return fmt.Errorf("billing: reading the tracker's store: %w", err)
-			}
-		}
-		if !e.Tracked {
-			return settlesNothing(ctx, ev, other, logger, "billing checkout webhook of a session no tracker tracks")
-		}
-	}
-	if err != nil {
-		return err
-	}
-	settled := *o
-	settled.At = t.opts.Clock.Now()
-	_, err = t.settle(ctx, key, settled, callbackBody(ctx, claim))
-	return err
-}
-
-// settlesNothing gives an event that settles no movement to the merchant's event
-// handler, or logs it at warning level when there is none: it is never dropped in
-// silence.
-func settlesNothing(ctx context.Context, ev Event, other func(context.Context, Event) error, logger *slog.Logger, msg string) error {
-	if other != nil {
-		return other(ctx, ev)
-	}
-	logger.LogAttrs(ctx, slog.LevelWarn, msg+"; no WithEventHandler takes it", eventAttrs(ev)...)
-	return nil
-}
-
-// Handler returns an http.Handler for the callback URLs and the webhook URL (see
-// NewWebhookHandler for the answers it gives): the one endpoint a merchant needs.
-//
-// Money movement callbacks (transaction, payout, mandate) and the checkout webhooks of
-// sessions CreateCheckout tracks are confirmed with the status check through the
-// Tracker's client (see Deliver) and settle their movement; the merchant learns the
-// outcome from Await or OnOutcome, never from the callback. A forged success or a forged
-// failure settles nothing, and its sender is told 403 (contradicted) or 503 (not
-// confirmed yet); a contradicted one of a tracked movement is recorded, when the store
-// records them, for Reconcile to list (Reconciliation.Contradicted). Every other event goes to the function given with WithEventHandler:
-// the subscription trial webhook, the checkout webhook of a session no Tracker tracks
-// (confirmed first, as the payment Payments.Get returned), and any other event; without
-// WithEventHandler they are answered 200 and logged at warning level.
-//
-// It records each callback with its raw body in the Tracker's store, deduplicated across
-// every instance sharing the store: a redelivery already handled is answered 200, one
-// being handled elsewhere 503 "retry later". Options add to this (WithEventHandler,
-// WithDedupe, WithWebhookLogger); a WithStatusCheckConfirmation among them replaces the
-// Tracker's client.
-func (t *Tracker) Handler(opts ...WebhookOption) http.Handler {
-	stored := withCallbackStore(t.store, t.opts.Owner, t.opts.Clock, t.opts.Lease)
-	base := []WebhookOption{stored, WithStatusCheckConfirmation(t.client), withLookup(t.store.Get), WithWebhookLogger(t.opts.Logger)}
-	h := newWebhookHandler(nil, append(base, opts...)...)
-	h.fn = func(ctx context.Context, ev Event) error { return t.deliver(ctx, ev, h.other, h.logger) }
-	return h
-}
-
-// withLookup makes the handler confirm a tracked reference by its tracked kind.
-func withLookup(lookup trackedLookup) WebhookOption {
-	return func(h *webhookHandler) { h.lookup = lookup }
-}
-
-// settle records a final outcome in the store under its rules of precedence (see
-// mergeOutcome) and wakes this process's Awaits of key. The store is given no Event:
-// the outcome's event is derived from its fields whenever it is read back.
-func (t *Tracker) settle(ctx context.Context, key movementKey, o Outcome, body []byte) (settlement, error) {
-	o.Event = nil
-	s, changed, err := t.store.Settle(ctx, key, o, body)
-	if err != nil {
-		return settlement{}, fmt.Errorf("billing: settling %s %q: %w", key.Callback, key.ClientReference, err)
-	}
-	attrs := []slog.Attr{slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)),
-		slog.String("state", string(o.State)), slog.String("code", string(o.Code))}
-	switch {
-	case !changed && o.State != s.Outcome.State:
-		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing: a later "+string(o.State)+" does not replace the settled "+string(s.Outcome.State), attrs...)
-	case changed && s.Disagreed:
-		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing: a later "+string(o.State)+" replaces an earlier final state", attrs...)
-	}
-	if changed && o.State == EventMismatched {
-		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing: the money moved, but not as asked",
-			append(attrs, slog.Int64("amount", o.Amount), slog.String("currency", o.Currency))...)
-	}
-	if changed && t.own && t.opts.OnOutcome == nil {
-		// Nobody to report to: reported, so that the store may forget it after Retention.
-		if err := t.store.MarkReported(ctx, s.ID, o.At); err != nil {
-			return settlement{}, err
-		}
-	}
-	if changed {
-		t.observeSettled(ctx, *settledOutcome(&s, s.Outcome.Kind))
-	}
-	t.wake(key)
-	t.purgeOwn(ctx)
-	return s, nil
-}
-
 // watch counts one more Await of key in this process.
 func (t *Tracker) watch(key movementKey) *keyWatch {
 	t.mu.Lock()
@@ -804,40 +633,4 @@ func (t *Tracker) changes(w *keyWatch) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return w.ch
-}
-
-// wake wakes the Awaits of key in this process.
-func (t *Tracker) wake(key movementKey) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if w := t.watches[key]; w != nil {
-		close(w.ch)
-		w.ch = make(chan struct{})
-	}
-}
-
-// purgeOwn forgets, from the Tracker's own in-memory store, outcomes reported longer
-// than Retention ago, at most once a minute of the clock; Run purges a shared store.
-func (t *Tracker) purgeOwn(ctx context.Context) {
-	if t.own {
-		t.purgeIfDue(ctx)
-	}
-}
-
-// purgeIfDue purges the store of what is older than Retention, at most once a minute.
-func (t *Tracker) purgeIfDue(ctx context.Context) {
-	now := t.opts.Clock.Now()
-	every := min(time.Minute, t.opts.Retention)
-	t.mu.Lock()
-	due := now.Sub(t.lastPurge) >= every
-	if due {
-		t.lastPurge = now
-	}
-	t.mu.Unlock()
-	if !due {
-		return
-	}
-	if _, err := t.store.Purge(ctx, now.Add(-t.opts.Retention)); err != nil {
-		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker purge failed", slog.String("error", err.Error()))
-	}
 }

@@ -53,13 +53,6 @@ func (t *Tracker) Stats(ctx context.Context) (TrackerStats, error) {
 	return s, nil
 }
 
-// observeCallback tells the observer of a callback delivered.
-func (t *Tracker) observeCallback(ctx context.Context, ev Event) {
-	if t.opts.Observer != nil && isMovementCallback(ev) {
-		t.opts.Observer.CallbackReceived(ctx, ev)
-	}
-}
-
 // observeStatusCheck tells the observer of a status check asked.
 func (t *Tracker) observeStatusCheck(ctx context.Context, kind Kind, clientReference string, o *Outcome, err error) {
 	if t.opts.Observer != nil {

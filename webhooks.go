@@ -5,14 +5,9 @@
 package billing
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 )
 
 // MaxEventBytes is the largest webhook or callback body the handler reads; a larger one
@@ -116,13 +111,16 @@ func newWebhookHandler(fn func(context.Context, Event) error, opts ...WebhookOpt
 // WithEventHandler gives Tracker.Handler the merchant's function for the events that
 // settle no tracked movement: the subscription trial webhook, a checkout webhook for a
 // session no Tracker tracks (confirmed first: fn receives the payment Payments.Get
-// returned), and any other event ParseEvent reads that is no money movement's. Without
-// it such events are answered 200 and logged at warning level. An error from fn is
-// answered 500, so the sender delivers the event again. Money movement callbacks never
-// reach fn: they settle their movement, reported by Await and OnOutcome. NewWebhookHandler
-// ignores this option: its function receives every event. fn receives the types
-// NewWebhookHandler describes: a checkout in the type of its confirmed state, and the
-// trial notice and unknown kinds as *UnconfirmedEvent.
+// returned), a money movement no Tracker tracks whose callback the status check
+// confirmed (an *UntrackedMovementEvent: started by another system, by the billing
+// command's trigger, or by hand), and any other event ParseEvent reads that is no money
+// movement's. Without it such events are answered 200 and logged at warning level,
+// never dropped in silence. An error from fn is answered 500, so the sender delivers the
+// event again. The callbacks of tracked movements never reach fn: they settle their
+// movement, reported by Await and OnOutcome. NewWebhookHandler ignores this option: its
+// function receives every event. fn receives the types NewWebhookHandler describes: a
+// checkout in the type of its confirmed state, an untracked movement as
+// *UntrackedMovementEvent, and the trial notice and unknown kinds as *UnconfirmedEvent.
 func WithEventHandler(fn func(context.Context, Event) error) WebhookOption {
 	return func(h *webhookHandler) { h.other = fn }
 }
@@ -137,314 +135,33 @@ type webhookHandler struct {
 	logger    *slog.Logger
 }
 
+// ServeHTTP is the inbound pipeline, its steps in order: the gate reads the body once
+// into its canonical form and the shape reads its event (readEvent); confirm asks the
+// status check; dedupe answers a redelivery; settle and hand out are the function's
+// (under Tracker.Handler, Tracker.deliver), whose result handOut answers the sender.
 func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "webhooks are delivered with POST", http.StatusMethodNotAllowed)
+	body, ok := receiveBody(w, r) // gate (inbound.go)
+	if !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
+	claim, err := readEvent(body) // gate, then shape (events.go)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			http.Error(w, "body larger than 1 MiB", http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "reading the body failed", http.StatusBadRequest)
+		refuseUnread(r.Context(), w, h.logger, err)
 		return
 	}
-	ev, err := ParseEvent(body)
-	if kind, ok := unknownEventKind(body); err != nil && ok && !errors.Is(err, ErrContradiction) {
-		// A kind the SDK does not know settles nothing: it reaches the function as the
-		// unconfirmed claim it is (DESIGN "Events that settle nothing").
-		ev, err = unconfirmed(kind, nil, body), nil
-	}
-	if err == nil && isMovementCallback(ev) {
-		// No movement has such a reference: refuse it before anything is recorded of it.
-		err = checkCallbackReference(ev)
-	}
-	if err != nil {
-		h.logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook refused", slog.String("error", err.Error()))
-		status := http.StatusBadRequest
-		if errors.Is(err, ErrContradiction) {
-			// A body that says two things is refused as a claim the SDK cannot
-			// believe, not as one it cannot read: nothing of it is recorded.
-			status = http.StatusForbidden
-		}
-		refuse(w, status)
+	ctx := withClaim(r.Context(), UnconfirmedClaim{Event: claim, Body: body})
+	if h.seenClaim(ctx, w, claim) { // dedupe of the very claim (dedupe.go)
 		return
 	}
-	ctx := withClaim(r.Context(), UnconfirmedClaim{Event: ev, Body: body})
-	claimKey := dedupeKey(ev)
-	if h.seen != nil && h.confirmer != nil && h.seen.handled(claimKey) {
-		// The very claim was confirmed and handled already: answering it needs no
-		// status check, and nothing of it reaches merchant code again.
-		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
-		writeReceived(w)
+	ctx, ev, confirmed, ok := h.confirm(ctx, w, claim, body) // confirm (confirm.go)
+	if !ok {
 		return
 	}
-	var confirmed *Outcome
-	if h.confirmer != nil {
-		conf := confirmEvent(ctx, h.confirmer, h.lookup, ev)
-		if conf.status != http.StatusOK {
-			h.logger.LogAttrs(ctx, slog.LevelWarn, refusedClaimLog[ev.State()],
-				append(eventAttrs(ev), slog.Int("status", conf.status), slog.String("reason", conf.reason))...)
-			if conf.status == http.StatusForbidden && h.stored != nil {
-				contradicted(ctx, h.stored.store, h.stored.clock.Now(), ev, body, h.logger)
-			}
-			refuse(w, conf.status)
-			return
-		}
-		confirmed = conf.outcome
-		ctx, ev = withConfirmedOutcome(ctx, conf.outcome), conf.truth
-	}
-	// Dedupe comes after confirmation, on the confirmed fact (kind, reference, state),
-	// so that one fact delivered in several claim shapes reaches the function once. An
-	// unconfirmed event holds no fact to key it by: it reaches the function each time.
-	_, unconfirmedEvent := ev.(*UnconfirmedEvent)
-	finish := func(bool) {}
-	if h.stored != nil && !unconfirmedEvent {
-		var proceed bool
-		if finish, proceed = h.stored.begin(w, r, storedKey(ev, confirmed), factKey(ev, confirmed), ev, body, h.logger); !proceed {
-			return
-		}
-	}
-	var held []string
-	if !unconfirmedEvent {
-		var ok bool
-		if held, ok = h.hold(ctx, w, factKey(ev, confirmed)); !ok {
-			finish(false)
-			return
-		}
+	done, ok := h.dedupe(ctx, w, r, claim, ev, confirmed, body) // dedupe (dedupe.go)
+	if !ok {
+		return
 	}
 	handled := false
-	defer func() {
-		h.release(held, handled)
-		if handled && h.seen != nil && h.confirmer != nil && !unconfirmedEvent {
-			h.seen.remember(claimKey)
-		}
-		finish(handled)
-	}()
-	if err := h.call(withRawBody(ctx, body), ev); err != nil {
-		h.logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook handler failed",
-			append(eventAttrs(ev), slog.String("error", err.Error()))...)
-		http.Error(w, "the event was not handled; deliver it again", http.StatusInternalServerError)
-		return
-	}
-	handled = true
-	writeReceived(w)
-}
-
-// hold marks key in flight and returns the keys held, or answers a duplicate (200 when
-// handled already, 503 while a copy is in flight) and reports false. Without WithDedupe
-// it holds nothing.
-func (h *webhookHandler) hold(ctx context.Context, w http.ResponseWriter, key string) ([]string, bool) {
-	if h.seen == nil {
-		return nil, true
-	}
-	switch h.seen.begin(key) {
-	case seenHandled:
-		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate", slog.String("key", key))
-		writeReceived(w)
-		return nil, false
-	case seenInFlight:
-		// The first copy may still fail; answering "done" now would lose the event.
-		h.logger.LogAttrs(ctx, slog.LevelDebug, "billing webhook duplicate of one in flight", slog.String("key", key))
-		refuse(w, http.StatusServiceUnavailable)
-		return nil, false
-	}
-	return []string{key}, true
-}
-
-// release ends the handling of the held keys, remembering them when handled.
-func (h *webhookHandler) release(held []string, handled bool) {
-	for _, key := range held {
-		h.seen.end(key, handled)
-	}
-}
-
-// call runs the merchant's function, turning a panic into an error so that the event is
-// forgotten and delivered again rather than lost. http.ErrAbortHandler keeps its meaning.
-func (h *webhookHandler) call(ctx context.Context, ev Event) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			err = fmt.Errorf("panic: %v", p)
-		}
-	}()
-	return h.fn(ctx, ev)
-}
-
-// refuse answers status with its fixed body; "retry later" says when.
-func refuse(w http.ResponseWriter, status int) {
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "60") // the status check, or the first copy, may be done by then
-	}
-	http.Error(w, refusalBodies[status], status)
-}
-
-// refusedClaimLog is the message logged when the status check does not confirm an event
-// claiming a final state.
-var refusedClaimLog = map[EventState]string{
-	EventSucceeded: "billing webhook claiming success refused",
-	EventFailed:    "billing webhook claiming failure refused",
-}
-
-// refusalBodies are the only words a refusal says to the sender, who is not
-// authenticated: what to do next, never why in detail (the log has the detail, which may
-// name internal addresses and errors).
-var refusalBodies = map[int]string{
-	http.StatusBadRequest:         "not a valid event",
-	http.StatusForbidden:          "refused: the status check does not confirm this event",
-	http.StatusServiceUnavailable: "not confirmed yet: deliver it again later",
-}
-
-func writeReceived(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"received":true}`)
-}
-
-// eventAttrs describe an event in a log line: kind, reference, state and code, never
-// phone numbers.
-func eventAttrs(ev Event) []slog.Attr {
-	if u, ok := ev.(*UnconfirmedEvent); ok {
-		return []slog.Attr{
-			slog.String("kind", string(u.ClaimedKind)),
-			slog.String("reference", u.Reference()),
-			slog.Bool("unconfirmed", true),
-		}
-	}
-	return []slog.Attr{
-		slog.String("kind", string(ev.Kind())),
-		slog.String("reference", ev.Reference()),
-		slog.String("state", string(ev.State())),
-		slog.String("code", string(ev.Code())),
-	}
-}
-
-// dedupeKey identifies an event for deduplication: the same operation in the same state.
-// It holds kind, state and reference, never a field only the sender chooses (a response
-// code: a forged failure code per delivery would otherwise reach merchant code each
-// time).
-func dedupeKey(ev Event) string {
-	// Kind and state come from fixed vocabularies without a slash, and the reference
-	// comes last, so no two events share a key; every database keeps it (no NUL bytes),
-	// so the handler's own memory and a shared Store use the same key.
-	return string(ev.Kind()) + "/" + string(ev.State()) + "/" + ev.Reference()
-}
-
-// factKey is the dedupe key of an event the handler passes on: for a confirmed
-// movement or checkout, the confirmed fact alone (the tracked kind, the confirmed
-// state, and the movement's reference: the session's for a checkout, which every
-// claim shape of it shares); otherwise the event's own key (a handler that confirms
-// nothing dedupes on what it was told).
-func factKey(ev Event, o *Outcome) string {
-	if o == nil {
-		return dedupeKey(ev)
-	}
-	reference := o.ClientReference
-	if o.Kind == KindCheckout {
-		reference = cmp.Or(o.ServiceReference, o.ClientReference)
-	}
-	return "confirmed/" + string(o.Kind) + "/" + string(o.State) + "/" + reference
-}
-
-// storedKey is the movement key a store records a delivery under: the confirmed
-// movement's, or the event's own when nothing was confirmed.
-func storedKey(ev Event, o *Outcome) movementKey {
-	if o != nil {
-		if key, err := keyOf(o.Kind, o.ClientReference); err == nil {
-			return key
-		}
-		if callback, ok := o.Kind.callbackKind(); ok {
-			return movementKey{Callback: callback, ClientReference: cmp.Or(o.ServiceReference, o.ClientReference)}
-		}
-	}
-	return eventKey(ev)
-}
-
-// seenSet remembers the last n events handled, forgetting the oldest first, and the
-// events being handled right now.
-type seenSet struct {
-	mu       sync.Mutex
-	keys     map[string]uint64 // key -> the generation that recorded it
-	inFlight map[string]struct{}
-	ring     []seenEntry
-	next     int
-	gen      uint64
-}
-
-type seenEntry struct {
-	key string
-	gen uint64
-}
-
-// seenState is what a seenSet knows of a key.
-type seenState uint8
-
-const (
-	seenNew      seenState = iota // never handled: begin marked it in flight
-	seenInFlight                  // being handled by another delivery
-	seenHandled                   // handled already
-)
-
-func newSeenSet(n int) *seenSet {
-	return &seenSet{keys: make(map[string]uint64, n), inFlight: make(map[string]struct{}), ring: make([]seenEntry, n)}
-}
-
-// begin says what is known of key and, when it is new, marks it in flight: the caller
-// must call end.
-func (s *seenSet) begin(key string) seenState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.keys[key]; ok {
-		return seenHandled
-	}
-	if _, ok := s.inFlight[key]; ok {
-		return seenInFlight
-	}
-	s.inFlight[key] = struct{}{}
-	return seenNew
-}
-
-// handled reports whether key was handled already.
-func (s *seenSet) handled(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.keys[key]
-	return ok
-}
-
-// remember records key as handled.
-func (s *seenSet) remember(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recordLocked(key)
-}
-
-// end ends the handling begun for key, recording it when it was handled.
-func (s *seenSet) end(key string, handled bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.inFlight, key)
-	if handled {
-		s.recordLocked(key)
-	}
-}
-
-// recordLocked remembers key in the ring, pushing out the oldest.
-func (s *seenSet) recordLocked(key string) {
-	if _, ok := s.keys[key]; ok {
-		return
-	}
-	old := s.ring[s.next]
-	if g, ok := s.keys[old.key]; ok && g == old.gen {
-		delete(s.keys, old.key)
-	}
-	s.gen++
-	s.keys[key] = s.gen
-	s.ring[s.next] = seenEntry{key: key, gen: s.gen}
-	s.next = (s.next + 1) % len(s.ring)
+	defer func() { done(handled) }()
+	handled = h.handOut(ctx, w, ev) // settle and hand out (handout.go)
 }

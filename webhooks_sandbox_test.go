@@ -201,6 +201,22 @@ func forgeClaim(t *testing.T, body []byte) []byte {
 	return out
 }
 
+// genuineCallback starts tc on the sandbox of wire, its callback going to a sink, and
+// returns the merchant, whose Tracker tracks the movement, and the one callback the
+// sandbox posted for it.
+func genuineCallback(t *testing.T, wire billingtest.Wire, tc trackedMovement, ref string) (*trackedMerchant, json.RawMessage) {
+	t.Helper()
+	srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire))
+	c := srv.Client()
+	m := &trackedMerchant{srv: srv, client: c, callbackURL: callbackSink(t) + "/callbacks",
+		tracker: billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock()})}
+	tc.start(t, m, ref)
+	srv.Advance(time.Second)
+	bodies := deliveredTo(srv, m.callbackURL)
+	require.Len(t, bodies, 1)
+	return m, bodies[0]
+}
+
 // postTo posts body to h and returns the status it answered.
 func postTo(h http.Handler, body []byte) int {
 	rec := httptest.NewRecorder()
@@ -218,28 +234,20 @@ func TestWebhookHandlerConfirmsGenuineCallbacksAndRefusesForgedOnes(t *testing.T
 		t.Run(string(wire), func(t *testing.T) {
 			for _, tc := range trackedMovements {
 				t.Run(tc.name, func(t *testing.T) {
-					srv := billingtest.NewServer(t, billingtest.WithManualClock(), billingtest.WithWire(wire))
-					c := srv.Client()
-					m := &trackedMerchant{srv: srv, client: c, callbackURL: callbackSink(t) + "/callbacks",
-						tracker: billing.NewTracker(c, billing.TrackerOptions{Clock: srv.Clock()})}
-					tc.start(t, m, "hook1")
-					srv.Advance(time.Second)
-					bodies := deliveredTo(srv, m.callbackURL)
-					require.Len(t, bodies, 1)
-
+					m, body := genuineCallback(t, wire, tc, "hook1")
 					in := &webhookInbox{}
-					h := billing.NewWebhookHandler(in.handle, billing.WithStatusCheckConfirmation(c))
+					h := billing.NewWebhookHandler(in.handle, billing.WithStatusCheckConfirmation(m.client))
 					if !tc.succeeded && failureUnconfirmable(wire, tc.kind) {
 						// Unpaid under 0000 neither confirms nor contradicts a failure.
-						assert.Equal(t, http.StatusServiceUnavailable, postTo(h, forgeClaim(t, bodies[0])), "forged")
-						assert.Equal(t, http.StatusServiceUnavailable, postTo(h, bodies[0]), "genuine")
+						assert.Equal(t, http.StatusServiceUnavailable, postTo(h, forgeClaim(t, body)), "forged")
+						assert.Equal(t, http.StatusServiceUnavailable, postTo(h, body), "genuine")
 						assert.Empty(t, in.received())
 						return
 					}
-					assert.Equal(t, http.StatusForbidden, postTo(h, forgeClaim(t, bodies[0])), "forged")
+					assert.Equal(t, http.StatusForbidden, postTo(h, forgeClaim(t, body)), "forged")
 					assert.Empty(t, in.received())
 
-					assert.Equal(t, http.StatusOK, postTo(h, bodies[0]), "genuine: %s", bodies[0])
+					assert.Equal(t, http.StatusOK, postTo(h, body), "genuine: %s", body)
 					got := in.received()
 					require.Len(t, got, 1)
 					assert.Equal(t, "hook1", got[0].Reference())

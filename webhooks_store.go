@@ -1,10 +1,6 @@
 package billing
 
 import (
-	"context"
-	"encoding/json"
-	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/billingsdk/billing-go/storekit"
@@ -32,100 +28,4 @@ func withCallbackStore(store *storeGate, owner string, clock Clock, lease time.D
 			h.stored = &storeDedupe{store: store, owner: owner, clock: clock, lease: lease}
 		}
 	}
-}
-
-// storeDedupe is the handler's dedupe on a Store.
-type storeDedupe struct {
-	store *storeGate
-	owner string
-	clock Clock
-	lease time.Duration
-}
-
-// begin records the delivery of ev, under the movement key and the dedupe key of the
-// confirmed fact, and claims its handling. When the handler must go on it returns
-// proceed true and finish, to call with whether the function handled it (only the
-// first call counts; call it deferred with false so that a panic forgets the claim).
-// Otherwise it has answered the sender itself.
-func (d *storeDedupe) begin(w http.ResponseWriter, r *http.Request, key movementKey, dedupe string, ev Event, body []byte, logger *slog.Logger) (finish func(handled bool), proceed bool) {
-	now := d.clock.Now()
-	c := callbackRecord{Key: key, DedupeKey: dedupe, Body: body, At: now}
-	var claim callbackClaim
-	var err error
-	if begin := d.store.beginCallbackEntry(); begin != nil {
-		// The entry it reads beside comes too late to serve the confirmation, which
-		// precedes the record; the claim is the same.
-		claim, _, err = begin(r.Context(), c, d.owner, now.Add(d.lease))
-	} else {
-		claim, err = d.store.BeginCallback(r.Context(), c, d.owner, now.Add(d.lease))
-	}
-	switch {
-	case err != nil:
-		logger.LogAttrs(r.Context(), slog.LevelWarn, "billing webhook not recorded", append(eventAttrs(ev), slog.String("error", err.Error()))...)
-		http.Error(w, "the event could not be recorded; deliver it again", http.StatusInternalServerError)
-		return nil, false
-	case claim == callbackHandled:
-		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook duplicate", eventAttrs(ev)...)
-		writeReceived(w)
-		return nil, false
-	case claim == callbackInFlight:
-		logger.LogAttrs(r.Context(), slog.LevelDebug, "billing webhook in flight elsewhere", eventAttrs(ev)...)
-		w.Header().Set("Retry-After", "10")
-		http.Error(w, "this event is being handled; deliver it again later", http.StatusServiceUnavailable)
-		return nil, false
-	}
-	done := false
-	return func(handled bool) {
-		if done {
-			return
-		}
-		done = true
-		// The sender may have gone; the record must still be finished.
-		ctx := context.WithoutCancel(r.Context())
-		if err := d.store.FinishCallback(ctx, c.DedupeKey, d.owner, handled, d.clock.Now()); err != nil {
-			logger.LogAttrs(ctx, slog.LevelWarn, "billing webhook dedupe not finished", append(eventAttrs(ev), slog.String("error", err.Error()))...)
-		}
-	}, true
-}
-
-// contradicted keeps, in a store that records them (storekit.ContradictionRecorder),
-// that the status check contradicted ev, a callback of a money movement refused for it:
-// Reconcile then lists the movement. It settles nothing, and a store without the
-// record, or a reference nothing tracks, leaves only the log of the refusal.
-func contradicted(ctx context.Context, store *storeGate, now time.Time, ev Event, body []byte, logger *slog.Logger) {
-	if store == nil || nilEvent(ev) || !isMovementCallback(ev) {
-		return
-	}
-	record := store.recordContradiction()
-	if record == nil {
-		return
-	}
-	if len(body) > MaxEventBytes {
-		body = nil
-	}
-	// The sender may have gone; the record is the merchant's, kept all the same.
-	if _, err := record(context.WithoutCancel(ctx), eventKey(ev), ev.State(), body, now); err != nil {
-		logger.LogAttrs(ctx, slog.LevelWarn, "billing: the contradicted callback was not recorded",
-			append(eventAttrs(ev), slog.String("error", err.Error()))...)
-	}
-}
-
-// rawBodyKey carries the raw body of the callback being handled to Tracker.Deliver.
-type rawBodyKey struct{}
-
-func withRawBody(ctx context.Context, body []byte) context.Context {
-	return context.WithValue(ctx, rawBodyKey{}, body)
-}
-
-// callbackBody is the raw body of ev for the store: the one the handler read, else ev
-// encoded again (a callback given to Deliver by the merchant's own handler).
-func callbackBody(ctx context.Context, ev Event) []byte {
-	if body, ok := ctx.Value(rawBodyKey{}).([]byte); ok && len(body) > 0 {
-		return body
-	}
-	body, err := json.Marshal(ev)
-	if err != nil || len(body) > MaxEventBytes {
-		return nil
-	}
-	return body
 }
