@@ -53,7 +53,7 @@ type Client struct {
 
 	// scrub is the gate every error, log record and Observer callback leaves through
 	// (scrub.go), knowing the Client's own credentials.
-	scrub *scrubber
+	scrub *Scrubber
 
 	// Customers registers and manages customers.
 	Customers *CustomersService
@@ -258,7 +258,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		basic = base64.StdEncoding.EncodeToString([]byte(cfg.clientID + ":" + cfg.clientSecret))
 		c.basicAuth = "Basic " + basic
 	}
-	c.scrub = newScrubber(basic, cfg.clientSecret, cfg.secretKey, cfg.sessionToken, cfg.disbursementAccount)
+	c.scrub = NewScrubber(c.secrets(&cfg)...)
 	c.logger = scrubLogger(cfg.logger, c.scrub)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -322,6 +322,27 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
 	return u, nil
+}
+
+// secrets returns every secret the Client holds, for its Scrubber: the credentials it
+// was given (the client id and secret and their Basic pair, the API key, the session
+// token) and the disbursement account.
+func (c *Client) secrets(cfg *config) []string {
+	basic := ""
+	if cfg.clientID != "" {
+		basic = cfg.clientID + ":" + cfg.clientSecret
+	}
+	return []string{cfg.clientID, cfg.clientSecret, basic, cfg.secretKey, cfg.sessionToken, cfg.disbursementAccount}
+}
+
+// Scrubber returns the Client's own Scrubber: the one every error, log record, Observer
+// callback and span of the Client leaves through, knowing the credentials the Client
+// was given. Pass through it any text a program prints beside what the SDK prints.
+func (c *Client) Scrubber() *Scrubber {
+	if c == nil {
+		return nil
+	}
+	return c.scrub
 }
 
 // redactUserinfo returns raw with the userinfo of its authority (user:password@) replaced,

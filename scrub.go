@@ -2,12 +2,16 @@ package billing
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
+	"sort"
 	"strings"
 )
 
@@ -33,27 +37,110 @@ func scrubText(s string) string {
 	return maskNumbers(s)
 }
 
-// scrubber is the scrubber of one Client: scrubText, after the Client's own secrets
-// (credentials and the disbursement account) are replaced wherever they appear.
-type scrubber struct {
-	secrets []string
+// Scrubber masks the secrets it was given (every encoding) and personal data in text.
+//
+// A Scrubber knows its secrets: it removes each by exact match, written as given,
+// percent-encoded (upper- and lower-case hex, as a path or a query writes it),
+// JSON-escaped, and in base64 (standard and URL alphabets, with and without padding),
+// the base64 of each pair joined by a colon as HTTP Basic writes a client id and secret
+// included. After the secrets it masks what Scrub masks: phone and account numbers,
+// email addresses, URL userinfo and credentials written after a credential's name. A
+// Client has one that knows the credentials it was given (Client.Scrubber); a program
+// that prints what the SDK tells it (a command line, an operator's page) makes one from
+// the secrets it holds. A Scrubber is safe for concurrent use.
+type Scrubber struct {
+	// forms is every form of every secret, longest first, so that a secret written
+	// inside a longer one is replaced with it.
+	forms []string
 }
 
-// newScrubber returns the scrubber of a Client holding secrets; empty ones are ignored.
-func newScrubber(secrets ...string) *scrubber {
-	s := &scrubber{}
+// NewScrubber returns a Scrubber that removes secrets, in every encoding they can take,
+// from the text it scrubs; empty secrets are ignored.
+func NewScrubber(secrets ...string) *Scrubber {
+	s := &Scrubber{}
+	var given []string
 	for _, v := range secrets {
 		if v != "" {
-			s.secrets = append(s.secrets, v)
+			given = append(given, v)
 		}
 	}
+	seen := map[string]bool{}
+	add := func(forms ...string) {
+		for _, f := range forms {
+			if f != "" && !seen[f] {
+				seen[f] = true
+				s.forms = append(s.forms, f)
+			}
+		}
+	}
+	for _, v := range given {
+		add(secretForms(v)...)
+		add(base64Forms(v)...)
+		for _, w := range given {
+			if w != v {
+				add(base64Forms(v + ":" + w)...) // HTTP Basic: client id and secret
+			}
+		}
+	}
+	sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i]) > len(s.forms[j]) })
 	return s
 }
 
-// text scrubs t. A nil scrubber applies scrubText alone.
-func (s *scrubber) text(t string) string {
+// secretForms returns v as text may carry it: as given, percent-encoded as a query value
+// and as a path segment (in upper- and lower-case hex), and JSON-escaped.
+func secretForms(v string) []string {
+	forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
+	for _, f := range forms[1:] {
+		forms = append(forms, lowerHex(f))
+	}
+	if j, err := json.Marshal(v); err == nil {
+		forms = append(forms, string(j[1:len(j)-1]))
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		j := strings.TrimSpace(b.String())
+		forms = append(forms, j[1:len(j)-1])
+	}
+	return forms
+}
+
+// base64Forms returns v in base64: standard and URL alphabets, padded and not.
+func base64Forms(v string) []string {
+	return []string{
+		base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v)),
+		base64.URLEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v)),
+	}
+}
+
+// lowerHex returns s with the hex digits of its percent escapes in lower case.
+func lowerHex(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerASCII(b[i+1]), lowerASCII(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func lowerASCII(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// Text returns t scrubbed: every form of every secret of s replaced with "[redacted]",
+// then what Scrub masks masked. A nil *Scrubber knows no secrets: it scrubs personal
+// data and credential-shaped text only.
+func (s *Scrubber) Text(t string) string {
 	if s != nil {
-		for _, secret := range s.secrets {
+		for _, secret := range s.forms {
 			if strings.Contains(t, secret) {
 				t = strings.ReplaceAll(t, secret, "[redacted]")
 			}
@@ -62,17 +149,18 @@ func (s *scrubber) text(t string) string {
 	return scrubText(t)
 }
 
-// error returns err as an observer may see it: its text scrubbed, its chain intact for
-// errors.Is and errors.As (the transport's *url.Error in it already carries the scrubbed
-// URL: see scrubURL). nil stays nil.
-func (s *scrubber) error(err error) error {
+// Error returns err as an observer may see it: its text scrubbed (Text) under every
+// verb of fmt, its chain intact for errors.Is, and errors.As of an error struct in it
+// finding a scrubbed copy of that struct. nil stays nil. The transport's *url.Error in
+// it already carries the scrubbed URL: see scrubURL.
+func (s *Scrubber) Error(err error) error {
 	if err == nil {
 		return nil
 	}
-	if se, ok := err.(*scrubbedError); ok {
+	if se, ok := err.(*scrubbedError); ok && se.s == s {
 		return se
 	}
-	return &scrubbedError{text: s.text(err.Error()), err: err, s: s}
+	return &scrubbedError{text: s.Text(err.Error()), err: err, s: s}
 }
 
 // scrubbedError is an error whose text was scrubbed: it prints that text under every
@@ -83,7 +171,7 @@ func (s *scrubber) error(err error) error {
 type scrubbedError struct {
 	text string
 	err  error
-	s    *scrubber
+	s    *Scrubber
 }
 
 func (e *scrubbedError) Error() string { return e.text }
@@ -133,7 +221,7 @@ func (e *scrubbedError) As(target any) bool {
 // http.Header kept to its request id, nested structs alike. Any other map, slice,
 // pointer or interface is cleared: what the scrubber cannot read, an observer does not
 // get.
-func (s *scrubber) scrubFields(v reflect.Value) {
+func (s *Scrubber) scrubFields(v reflect.Value) {
 	for i := range v.NumField() {
 		f := v.Field(i)
 		if !f.CanSet() {
@@ -148,13 +236,13 @@ func (s *scrubber) scrubFields(v reflect.Value) {
 			f.Set(reflect.ValueOf(h))
 		case f.Type() == reflect.TypeOf((*error)(nil)).Elem():
 			if err, _ := f.Interface().(error); err != nil {
-				f.Set(reflect.ValueOf(s.error(err)))
+				f.Set(reflect.ValueOf(s.Error(err)))
 			}
 		case f.Kind() == reflect.String:
-			f.SetString(s.text(f.String()))
+			f.SetString(s.Text(f.String()))
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Uint8:
 			if !f.IsNil() {
-				f.SetBytes([]byte(s.text(string(f.Bytes()))))
+				f.SetBytes([]byte(s.Text(string(f.Bytes()))))
 			}
 		case f.Kind() == reflect.Struct:
 			s.scrubFields(f)
@@ -335,11 +423,11 @@ func credentialByte(c byte) bool {
 // scrubbed text.
 type scrubHandler struct {
 	next  slog.Handler
-	scrub *scrubber
+	scrub *Scrubber
 }
 
 // scrubLogger returns l with every record scrubbed by s; nil stays nil.
-func scrubLogger(l *slog.Logger, s *scrubber) *slog.Logger {
+func scrubLogger(l *slog.Logger, s *Scrubber) *slog.Logger {
 	if l == nil {
 		return nil
 	}
@@ -354,7 +442,7 @@ func (h *scrubHandler) Enabled(ctx context.Context, level slog.Level) bool {
 }
 
 func (h *scrubHandler) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, h.scrub.text(r.Message), r.PC)
+	out := slog.NewRecord(r.Time, r.Level, h.scrub.Text(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
@@ -379,7 +467,7 @@ func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.scrub.text(v.String()))
+		return slog.String(a.Key, h.scrub.Text(v.String()))
 	case slog.KindGroup:
 		group := v.Group()
 		scrubbed := make([]any, len(group))
@@ -390,9 +478,9 @@ func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		x := v.Any()
 		if err, ok := x.(error); ok {
-			return slog.String(a.Key, h.scrub.text(err.Error()))
+			return slog.String(a.Key, h.scrub.Text(err.Error()))
 		}
-		return slog.String(a.Key, h.scrub.text(fmt.Sprintf("%+v", x)))
+		return slog.String(a.Key, h.scrub.Text(fmt.Sprintf("%+v", x)))
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
