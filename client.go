@@ -289,8 +289,9 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, errors.New("billing: no base URL: use WithBaseURL")
 	}
-	// Errors quote the URL without its userinfo: a password in it must not reach logs.
-	shown := redactUserinfo(raw)
+	// Errors quote the URL without its userinfo, query values and fragment: a password
+	// or a token in them must not reach logs.
+	shown := redactQuery(redactUserinfo(raw))
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error
@@ -332,7 +333,19 @@ func (c *Client) secrets(cfg *config) []string {
 	if cfg.clientID != "" {
 		basic = cfg.clientID + ":" + cfg.clientSecret
 	}
-	return []string{cfg.clientID, cfg.clientSecret, basic, cfg.secretKey, cfg.sessionToken, cfg.disbursementAccount}
+	secrets := []string{cfg.clientID, cfg.clientSecret, basic, cfg.secretKey, cfg.sessionToken, cfg.disbursementAccount}
+	// The base URL's query is not sent, but a token put there is a secret all the same.
+	if _, query, ok := strings.Cut(cfg.baseURL, "?"); ok {
+		query, _, _ = strings.Cut(query, "#")
+		for _, kv := range strings.Split(query, "&") {
+			_, v, _ := strings.Cut(kv, "=")
+			if d, err := url.QueryUnescape(v); err == nil && d != v {
+				secrets = append(secrets, d)
+			}
+			secrets = append(secrets, v)
+		}
+	}
+	return secrets
 }
 
 // Scrubber returns the Client's own Scrubber: the one every error, log record, Observer
@@ -360,6 +373,35 @@ func redactUserinfo(raw string) string {
 		return raw
 	}
 	return prefix + "redacted@" + rest[at+1:]
+}
+
+// redactQuery returns raw with the value of every parameter of its query, and its
+// fragment, replaced: "?token=[redacted]&limit=[redacted]". The names stay, to say which
+// parameter is refused.
+func redactQuery(raw string) string {
+	base, query, ok := strings.Cut(raw, "?")
+	fragment := ""
+	if !ok {
+		base, fragment, ok = strings.Cut(raw, "#")
+		if !ok {
+			return raw
+		}
+		return base + "#" + redacted
+	}
+	query, fragment, hasFragment := strings.Cut(query, "#")
+	params := strings.Split(query, "&")
+	for i, kv := range params {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			params[i] = k + "=" + redacted
+		} else if !ok && kv != "" {
+			params[i] = redacted
+		}
+	}
+	shown := base + "?" + strings.Join(params, "&")
+	if hasFragment && fragment != "" {
+		shown += "#" + redacted
+	}
+	return shown
 }
 
 func isLoopback(host string) bool {
@@ -684,7 +726,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget, err error) error {
 	h := out.header()
 	if err != nil {
-		scrubURL(err)
+		c.scrub.scrubURL(err)
 		if !st.reached && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return err // nothing reached the server
 		}
@@ -768,6 +810,7 @@ func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 		ipRestricted: o.ipRestricted,
 		RequestID:    res.requestID(),
 		Header:       res.header,
+		scrub:        c.scrub,
 	}
 	if apiErr.Message == "" && (res.status < 200 || res.status >= 300) {
 		apiErr.Message = http.StatusText(res.status)
@@ -778,7 +821,7 @@ func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 // unknown wraps err as the unknown outcome of o.
 func (c *Client) unknown(o *op, res *response, err error) error {
 	return &OutcomeUnknownError{Operation: o.operation, findOut: o.findOut, ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
-		RequestID: res.requestID()}
+		RequestID: res.requestID(), scrub: c.scrub}
 }
 
 // classifiedStatus reports whether status is one the SDK reads as a definite answer:

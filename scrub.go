@@ -24,18 +24,19 @@ import (
 
 // Scrub returns text as the SDK lets it reach a log, an error string or a trace: the
 // userinfo of every URL in it replaced, every credential written after "Basic",
-// "Bearer", "Authorization" or a key naming a secret, token or password redacted, every
-// number of seven or more digits masked but its last three, and every email address
-// masked but the first character of its local part. Package otelbilling passes every
-// text it puts on a span through it; an Observer of one's own may do the same.
+// "Bearer", "Authorization" or a key naming a secret, token or password redacted (after
+// "Basic", "Bearer" or a name and a colon, only a value that looks like a credential: the
+// words "Basic client credentials" stay), every number of seven or more digits masked but
+// its last three, and every email address masked but the first character of its local
+// part. It reads the text decoded (percent escapes, also doubled, JSON escapes, fullwidth
+// and other Unicode digits), so "msisdn=%2B233241239876" and "ama%2Bvip%40example.com"
+// are found, and masks the text as written. It knows no secret by its value: a Client's
+// Scrubber does. Package otelbilling passes every text it puts on a span through the
+// Client's; an Observer of one's own may do the same.
 func Scrub(text string) string { return scrubText(text) }
 
 // scrubText is Scrub.
-func scrubText(s string) string {
-	s = redactURLUserinfo(s)
-	s = redactCredentials(s)
-	return maskNumbers(s)
-}
+func scrubText(s string) string { return scrubWith(s, nil, detectAll) }
 
 // Scrubber masks the secrets it was given (every encoding) and personal data in text.
 //
@@ -139,14 +140,10 @@ func lowerASCII(c byte) byte {
 // then what Scrub masks masked. A nil *Scrubber knows no secrets: it scrubs personal
 // data and credential-shaped text only.
 func (s *Scrubber) Text(t string) string {
-	if s != nil {
-		for _, secret := range s.forms {
-			if strings.Contains(t, secret) {
-				t = strings.ReplaceAll(t, secret, "[redacted]")
-			}
-		}
+	if s == nil {
+		return scrubWith(t, nil, detectAll)
 	}
-	return scrubText(t)
+	return scrubWith(t, s.forms, detectAll)
 }
 
 // Error returns err as an observer may see it: its text scrubbed (Text) under every
@@ -265,156 +262,17 @@ func (e *scrubbedError) Format(f fmt.State, verb rune) {
 // which fmt would otherwise print field by field.
 func (e *APIError) GoString() string {
 	return fmt.Sprintf("&billing.APIError{StatusCode:%d, Code:%q, Message:%q, Field:%q, Method:%q, Path:%q, RequestID:%q, Body:(%d bytes)}",
-		e.StatusCode, e.Code, scrubText(e.Message), e.Field, e.Method, scrubText(e.Path), e.RequestID, len(e.Body))
+		e.StatusCode, e.scrub.Text(string(e.Code)), e.scrub.Text(e.Message), e.scrub.Text(e.Field), e.Method, e.scrub.Text(e.Path), e.scrub.Text(e.RequestID), len(e.Body))
 }
 
 // GoString prints an *OutcomeUnknownError under %#v with its cause as its scrubbed text.
 func (e *OutcomeUnknownError) GoString() string {
 	cause := ""
 	if e.Err != nil {
-		cause = scrubText(e.Err.Error())
+		cause = e.scrub.Text(e.Err.Error())
 	}
 	return fmt.Sprintf("&billing.OutcomeUnknownError{ClientReference:%q, Method:%q, Path:%q, Err:%q, RequestID:%q}",
-		e.ClientReference, e.Method, scrubText(e.Path), cause, e.RequestID)
-}
-
-// redactURLUserinfo replaces the userinfo of every URL in s ("scheme://user:pass@host")
-// with "***". A URL runs from its "//" to the first white space or quote; its
-// userinfo, to the last '@' in it, so that a password holding '/', '?', '#' or '@' is
-// hidden whole. An '@' in a URL's path or query hides more than the userinfo, never less.
-func redactURLUserinfo(s string) string {
-	if !strings.Contains(s, "@") || !strings.Contains(s, "//") {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] != '/' || s[i+1] != '/' {
-			continue
-		}
-		start := i + 2
-		end := start
-		for end < len(s) && !urlStop(s[end]) {
-			end++
-		}
-		at := strings.LastIndexByte(s[start:end], '@')
-		if at < 0 {
-			i = end - 1
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString("***")
-		last = start + at
-		i = end - 1
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// urlStop reports whether c ends a URL written in text.
-func urlStop(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`'
-}
-
-// credentialWords are the words after which text carries a credential: the schemes of
-// the Authorization header, and the names of secrets in key=value, key: value and JSON
-// text (secrecyByName's credentials).
-var credentialWords = []string{"basic", "bearer", "authorization", "secret", "token", "password", "passwd", "otpcode", "apikey", "api_key"}
-
-// redactCredentials replaces the value written after each credential word of s (after
-// the rest of the word, an optional quote, '=' or ':', and spaces; for "Basic" and
-// "Bearer", after the space) with "[redacted]".
-func redactCredentials(s string) string {
-	lower := ""
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i] | 0x20
-		if c != 'b' && c != 'a' && c != 's' && c != 't' && c != 'p' && c != 'o' {
-			continue
-		}
-		if lower == "" {
-			lower = strings.ToLower(s)
-		}
-		for _, w := range credentialWords {
-			if !strings.HasPrefix(lower[i:], w) || (i > 0 && isLetter(s[i-1]) && w != "secret" && w != "token" && w != "password") {
-				continue
-			}
-			v := valueAfter(s, i+len(w), w == "basic" || w == "bearer")
-			if v < 0 {
-				continue
-			}
-			if w == "authorization" { // its value is a scheme and a credential
-				for _, scheme := range []string{"basic", "bearer"} {
-					if strings.HasPrefix(lower[v:], scheme+" ") {
-						v += len(scheme)
-						for v < len(s) && s[v] == ' ' {
-							v++
-						}
-					}
-				}
-			}
-			end := v
-			for end < len(s) && credentialByte(s[end]) {
-				end++
-			}
-			if end == v {
-				continue
-			}
-			b.WriteString(s[last:v])
-			b.WriteString("[redacted]")
-			last = end
-			i = end - 1
-			break
-		}
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// valueAfter returns where the value after a credential word ending at i starts, or -1
-// when none follows: for a scheme, after one or more spaces; for a key, after the rest
-// of its name, an optional closing quote, '=' or ':', and optional spaces and quote.
-func valueAfter(s string, i int, scheme bool) int {
-	if scheme {
-		j := i
-		for j < len(s) && s[j] == ' ' {
-			j++
-		}
-		if j == i {
-			return -1
-		}
-		return j
-	}
-	for i < len(s) && (isLetter(s[i]) || isDigit(s[i]) || s[i] == '_' || s[i] == '-') {
-		i++
-	}
-	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
-		i++
-	}
-	for i < len(s) && s[i] == ' ' {
-		i++
-	}
-	if i >= len(s) || (s[i] != '=' && s[i] != ':') {
-		return -1
-	}
-	i++
-	for i < len(s) && (s[i] == ' ' || s[i] == '"' || s[i] == '\'') {
-		i++
-	}
-	return i
-}
-
-// credentialByte reports whether c may be part of a credential: anything but white
-// space, quotes and the separators of a list or a query.
-func credentialByte(c byte) bool {
-	return c > ' ' && c != '"' && c != '\'' && c != ',' && c != ';' && c != '&' && c != '}' && c != ')' && c != ']'
+		e.scrub.Text(e.ClientReference), e.Method, e.scrub.Text(e.Path), cause, e.scrub.Text(e.RequestID))
 }
 
 // scrubHandler is a slog.Handler that scrubs every record before the handler it wraps
