@@ -131,9 +131,9 @@ func numberLabelBefore(s string, end int) bool {
 	for start > 0 && isLetter(s[start-1]) {
 		start--
 	}
-	word := strings.ToLower(s[start:end])
+	word := s[start:end]
 	for _, label := range numberLabels {
-		if !strings.HasSuffix(word, label) {
+		if len(word) < len(label) || !hasPrefixFold(word[len(word)-len(label):], label) {
 			continue
 		}
 		// A long label names a number at the end of any word ("customerMsisdn"); a

@@ -547,6 +547,11 @@ func (v *view) emails(edits []edit) []edit {
 		if local == i || !dot || end == i+1 || s[i+1] == '.' {
 			continue
 		}
+		if isExample(s, local, end) {
+			last = end
+			i = end - 1
+			continue
+		}
 		_, first := utf8.DecodeRuneInString(s[local:])
 		if local+first < i {
 			edits = v.add(edits, local+first, i, "***")
@@ -605,14 +610,17 @@ func (v *view) numbers(edits []edit) []edit {
 				}
 				j += w
 			}
-			if j > i && j < len(s) && isDigit(s[j]) {
+			// A date or the time of day is no number's first group: "2025-01-15 10:22",
+			// "10:22:33.123456789".
+			if j > i && j < len(s) && isDigit(s[j]) && !isoDate(s[start:i]) && !(start > 1 && s[start-1] == ':' && isDigit(s[start-2])) {
 				i = j
 				continue
 			}
 			break
 		}
 		joinedBefore := start > 0 && isWordByte(s[start-1]) && !numberLabelBefore(s, start)
-		if digits < 7 || joinedBefore || isoDate(s[start:i]) || (ipv4(s[start:i]) && i < len(s) && s[i] == ':') {
+		if digits < 7 || joinedBefore || isoDate(s[start:i]) || (ipv4(s[start:i]) && i < len(s) && s[i] == ':') ||
+			fractionOfSecond(s, start) || isExample(s, start, i) {
 			continue
 		}
 		for j, left := start, digits-3; left > 0; j++ {
@@ -623,4 +631,34 @@ func (v *view) numbers(edits []edit) []edit {
 		}
 	}
 	return edits
+}
+
+// fractionOfSecond reports whether the digits at start follow a time's seconds and a
+// dot: ":05.999999999".
+func fractionOfSecond(s string, start int) bool {
+	return start >= 4 && s[start-1] == '.' && isDigit(s[start-2]) && isDigit(s[start-3]) && s[start-4] == ':'
+}
+
+// exampleValues are the values the SDK's and the sandbox's help give as examples of what
+// to write ("in international form, like 233241234567"). Written right after a word that
+// introduces an example (exampleMarkers), one of them is help, not a person's data, and
+// stays; anywhere else it is masked as any other.
+var exampleValues = []string{"233241234567", "024 123 4567", "name@example.com"}
+
+// exampleMarkers are the words that introduce an example, each with the space after it.
+var exampleMarkers = []string{"like ", "such as ", "e.g. ", "for example ", "for "}
+
+// isExample reports whether s[start:end] is one of exampleValues, written as an example.
+func isExample(s string, start, end int) bool {
+	for _, v := range exampleValues {
+		if s[start:end] != v {
+			continue
+		}
+		for _, m := range exampleMarkers {
+			if strings.HasSuffix(s[:start], m) {
+				return true
+			}
+		}
+	}
+	return false
 }
