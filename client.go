@@ -737,9 +737,9 @@ func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget
 		}
 		if st.class != retryRead && !st.reached && !st.delivered && !st.resent {
 			// No attempt wrote a byte of the request: it never reached the service.
-			return fmt.Errorf("billing: %s %s: %w: %w", o.method, maskNumbers(o.path), ErrNotSent, err)
+			return fmt.Errorf("billing: %s %s: %w: %w", o.method, c.scrub.Text(o.path), ErrNotSent, err)
 		}
-		return fmt.Errorf("billing: %s %s: %w", o.method, maskNumbers(o.path), err)
+		return fmt.Errorf("billing: %s %s: %w", o.method, c.scrub.Text(o.path), err)
 	}
 	ok := res.status >= 200 && res.status < 300
 	if ok && o.codeIsData {
@@ -806,7 +806,7 @@ func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 		Field:        h.Field,
 		Body:         res.body,
 		Method:       o.method,
-		Path:         maskNumbers(o.path),
+		Path:         c.scrub.Text(o.path),
 		ipRestricted: o.ipRestricted,
 		RequestID:    res.requestID(),
 		Header:       res.header,
@@ -820,7 +820,7 @@ func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 
 // unknown wraps err as the unknown outcome of o.
 func (c *Client) unknown(o *op, res *response, err error) error {
-	return &OutcomeUnknownError{Operation: o.operation, findOut: o.findOut, ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
+	return &OutcomeUnknownError{Operation: o.operation, findOut: o.findOut, ClientReference: o.clientReference, Method: o.method, Path: c.scrub.Text(o.path), Err: err,
 		RequestID: res.requestID(), scrub: c.scrub}
 }
 

@@ -31,7 +31,7 @@ func (c *Client) logResult(ctx context.Context, o *op, st *attemptState, res *re
 	}
 	attrs := []slog.Attr{
 		slog.String("method", o.method),
-		slog.String("path", maskNumbers(o.path)),
+		slog.String("path", c.scrub.Text(o.path)), // the Client's secrets first, then numbers
 		slog.Int("attempts", st.attempts),
 		slog.Duration("took", took),
 	}

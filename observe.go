@@ -312,7 +312,7 @@ func (call *callObservation) scrubbed(err error) error {
 		b.WriteString(text)
 		text = b.String()
 	}
-	if p := scrubText(call.path); p != "" && p != route {
+	if p := call.obs.scrub.Text(call.path); p != "" && p != route {
 		text = strings.ReplaceAll(text, p, route)
 	}
 	return &scrubbedError{text: text, err: err, s: call.obs.scrub}

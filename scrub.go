@@ -44,7 +44,8 @@ func scrubText(s string) string { return scrubWith(s, nil, detectAll) }
 // percent-encoded (upper- and lower-case hex, as a path or a query writes it),
 // JSON-escaped, and in base64 (standard and URL alphabets, with and without padding),
 // the base64 of each pair joined by a colon as HTTP Basic writes a client id and secret
-// included. After the secrets it masks what Scrub masks: phone and account numbers,
+// included; a secret made of digits (a disbursement account) is masked as a number is,
+// its last three digits kept. After the secrets it masks what Scrub masks: phone and account numbers,
 // email addresses, URL userinfo and credentials written after a credential's name. A
 // Client has one that knows the credentials it was given (Client.Scrubber); a program
 // that prints what the SDK tells it (a command line, an operator's page) makes one from
@@ -52,7 +53,14 @@ func scrubText(s string) string { return scrubWith(s, nil, detectAll) }
 type Scrubber struct {
 	// forms is every form of every secret, longest first, so that a secret written
 	// inside a longer one is replaced with it.
-	forms []string
+	forms []secretForm
+}
+
+// secretForm is one way a secret is written, and what replaces it: "[redacted]", or for
+// a secret made of digits (an account number) the digits masked but the last three, as
+// any number is, so that its owner still knows which one it was.
+type secretForm struct {
+	text, with string
 }
 
 // NewScrubber returns a Scrubber that removes secrets, in every encoding they can take,
@@ -66,25 +74,39 @@ func NewScrubber(secrets ...string) *Scrubber {
 		}
 	}
 	seen := map[string]bool{}
-	add := func(forms ...string) {
+	add := func(with string, forms ...string) {
 		for _, f := range forms {
 			if f != "" && !seen[f] {
 				seen[f] = true
-				s.forms = append(s.forms, f)
+				s.forms = append(s.forms, secretForm{f, with})
 			}
 		}
 	}
 	for _, v := range given {
-		add(secretForms(v)...)
-		add(base64Forms(v)...)
+		with := redacted
+		if isDigits(v) {
+			with = maskedDigits(v)
+		}
+		add(with, secretForms(v)...)
+		add(redacted, base64Forms(v)...)
 		for _, w := range given {
 			if w != v {
-				add(base64Forms(v + ":" + w)...) // HTTP Basic: client id and secret
+				add(redacted, base64Forms(v+":"+w)...) // HTTP Basic: client id and secret
 			}
 		}
 	}
-	sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i]) > len(s.forms[j]) })
+	sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i].text) > len(s.forms[j].text) })
 	return s
+}
+
+// maskedDigits returns a number as the scrubber masks one: its last three digits of seven
+// or more, none of a shorter one.
+func maskedDigits(v string) string {
+	keep := 0
+	if len(v) >= 7 {
+		keep = 3
+	}
+	return strings.Repeat("*", len(v)-keep) + v[len(v)-keep:]
 }
 
 // secretForms returns v as text may carry it: as given, percent-encoded as a query value

@@ -25,11 +25,11 @@ const (
 // scrubWith returns text with every form of the secrets, and what the detectors find,
 // masked in the original text. Text in which nothing is found is returned as it is,
 // without allocating when it needs no decoding.
-func scrubWith(text string, secrets []string, what detect) string {
+func scrubWith(text string, secrets []secretForm, what detect) string {
 	v := decodeView(text)
 	var edits []edit
 	for _, secret := range secrets {
-		edits = v.findSecret(edits, secret)
+		edits = v.findSecret(edits, secret.text, secret.with)
 	}
 	if what&detectCredentials != 0 {
 		edits = v.userinfo(edits)
@@ -287,15 +287,15 @@ func (v *view) apply(edits []edit) string {
 	return b.String()
 }
 
-// findSecret adds an edit for every place secret is written in the original text or
-// the decoded one. A secret shorter than shortSecret is found only where it stands
+// findSecret adds an edit replacing secret with with for every place it is written in
+// the original text or the decoded one. A secret shorter than shortSecret is found only where it stands
 // apart from letters and digits, so that a short client id leaves the words holding it.
-func (v *view) findSecret(edits []edit, secret string) []edit {
-	edits = findIn(v.orig, secret, func(a, b int) edit { return edit{a, b, redacted} }, edits)
+func (v *view) findSecret(edits []edit, secret, with string) []edit {
+	edits = findIn(v.orig, secret, func(a, b int) edit { return edit{a, b, with} }, edits)
 	if v.offs != nil {
 		edits = findIn(v.text, secret, func(a, b int) edit {
 			s, e := v.span(a, b)
-			return edit{s, e, redacted}
+			return edit{s, e, with}
 		}, edits)
 	}
 	return edits

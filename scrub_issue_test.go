@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/billingsdk/billing-go/internal/scrubcorpus"
 )
 
 // The credentials of the client these tests build, as a service or gateway may echo them.
@@ -180,4 +182,29 @@ func TestCredentialWordsAloneAreNotRedacted(t *testing.T) {
 // newDebugLogger returns a JSON logger of every level into w.
 func newDebugLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// The corpus plants MSISDNs in the numbering of every country of the SDK's phone table:
+// a country added there without a row in the corpus fails here.
+func TestCorpusCoversEveryPhoneCountry(t *testing.T) {
+	for _, pc := range phoneCountries {
+		found := false
+		for _, c := range scrubcorpus.Countries {
+			found = found || (c.Code == pc.code && c.National == pc.national)
+		}
+		assert.True(t, found, "scrubcorpus.Countries lacks %s (+%s, %d digits)", pc.name, pc.code, pc.national)
+	}
+}
+
+// A panic recovered on a goroutine of the SDK is told, in its error and its log record,
+// through the scrubber of the Client whose logger logs it: a panic value quoting a
+// credential shows none of it.
+func TestRecoveredPanicKnowsTheClientsSecrets(t *testing.T) {
+	var log strings.Builder
+	logger := scrubLogger(newDebugLogger(&log), NewScrubber(echoSecret, echoKey))
+	err := recovered(logger, "the store", fmt.Sprintf("store refused key %s (%s)", echoKey, echoSecret))
+	for _, out := range []string{printed(err), log.String()} {
+		assert.NotContains(t, out, echoKey)
+		assert.NotContains(t, out, echoSecret)
+	}
 }
