@@ -2,13 +2,11 @@ package billing_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,56 +40,6 @@ func corpusBudget(t *testing.T, n int) (uint64, int) {
 	}
 	t.Logf("scrub corpus: SCRUB_CORPUS_SEED=%d SCRUB_CORPUS_N=%d", seed, n)
 	return seed, n
-}
-
-// corpusHelp is a help text the service writes beside every planted value: it reaches
-// the merchant word for word.
-const corpusHelp = "this endpoint takes Basic client credentials or a Bearer API key"
-
-// echoServer answers every request with the status and message set last, the message
-// with "{query}" replaced by the request's raw query and "{path}" by its path, as a
-// service quoting the request does.
-type echoServer struct {
-	mu      sync.Mutex
-	status  int
-	message string
-}
-
-func (e *echoServer) set(status int, message string) {
-	e.mu.Lock()
-	e.status, e.message = status, message
-	e.mu.Unlock()
-}
-
-func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	status, message := e.status, e.message
-	e.mu.Unlock()
-	message = strings.NewReplacer("{query}", r.URL.RawQuery, "{path}", r.URL.EscapedPath()).Replace(message)
-	body, _ := json.Marshal(map[string]any{"success": false, "message": message, "responseCode": "4000"})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// hangUp returns the address of a server that reads a request and closes the connection.
-func hangUp(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				_, _ = io.ReadAtLeast(conn, make([]byte, 1), 1)
-				conn.Close()
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
 }
 
 // teeHandler writes every record to each of its handlers: the log in JSON and in text.
@@ -149,7 +97,7 @@ func TestNoPlantedValueReachesAnySinkFromAnyProducer(t *testing.T) {
 	creds := scrubcorpus.NewCredentials(r)
 	plants := scrubcorpus.Plants(r, creds, n)
 
-	echo := &echoServer{}
+	echo := &scrubcorpus.EchoServer{}
 	srv := httptest.NewServer(echo)
 	t.Cleanup(srv.Close)
 	var logs strings.Builder
@@ -166,13 +114,13 @@ func TestNoPlantedValueReachesAnySinkFromAnyProducer(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	answering, hungUp := client(srv.URL), client(hangUp(t))
+	answering, hungUp := client(srv.URL), client(scrubcorpus.HangUp(t))
 	ctx := context.Background()
 
 	type producer struct {
 		name   string
 		status int    // the service's answer; 0: the call goes to the server that hangs up
-		help   bool   // the service's message carries corpusHelp, which must reach the error
+		help   bool   // the service's message carries scrubcorpus.Help, which must reach the error
 		say    string // the service's message, with {plant}
 		call   func(c *billing.Client, planted string) error
 	}
@@ -217,9 +165,9 @@ func TestNoPlantedValueReachesAnySinkFromAnyProducer(t *testing.T) {
 				c = answering
 				message := strings.ReplaceAll(pr.say, "{plant}", p.Text)
 				if pr.help {
-					message = corpusHelp + " " + message
+					message = scrubcorpus.Help + " " + message
 				}
-				echo.set(pr.status, message)
+				echo.Set(pr.status, message)
 			}
 			err := pr.call(c, p.Text)
 			require.Error(t, err, "%s: %v", pr.name, p)
@@ -231,7 +179,7 @@ func TestNoPlantedValueReachesAnySinkFromAnyProducer(t *testing.T) {
 					t.Errorf("seed %d: %v from %s reached the %s:\n%s", seed, p, pr.name, sink, out)
 				}
 			}
-			if pr.help && !strings.Contains(err.Error(), corpusHelp) {
+			if pr.help && !strings.Contains(err.Error(), scrubcorpus.Help) {
 				t.Errorf("seed %d: %s: the help text changed: %s", seed, pr.name, err)
 			}
 		}
