@@ -379,25 +379,23 @@ func redactUserinfo(raw string) string {
 // fragment, replaced: "?token=[redacted]&limit=[redacted]". The names stay, to say which
 // parameter is refused.
 func redactQuery(raw string) string {
-	base, query, ok := strings.Cut(raw, "?")
-	fragment := ""
-	if !ok {
-		base, fragment, ok = strings.Cut(raw, "#")
-		if !ok {
-			return raw
-		}
-		return base + "#" + redacted
+	rest, fragment, hasFragment := strings.Cut(raw, "#")
+	base, query, hasQuery := strings.Cut(rest, "?")
+	if !hasQuery && !hasFragment {
+		return raw
 	}
-	query, fragment, hasFragment := strings.Cut(query, "#")
-	params := strings.Split(query, "&")
-	for i, kv := range params {
-		if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
-			params[i] = k + "=" + redacted
-		} else if !ok && kv != "" {
-			params[i] = redacted
+	shown := base
+	if hasQuery {
+		params := strings.Split(query, "&")
+		for i, kv := range params {
+			if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+				params[i] = k + "=" + redacted
+			} else if !ok && kv != "" {
+				params[i] = redacted
+			}
 		}
+		shown += "?" + strings.Join(params, "&")
 	}
-	shown := base + "?" + strings.Join(params, "&")
 	if hasFragment && fragment != "" {
 		shown += "#" + redacted
 	}

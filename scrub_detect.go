@@ -55,14 +55,6 @@ type view struct {
 	offs []int  // offs[i]: where in orig text[i] came from; offs[len(text)] = len(orig). nil: text is orig
 }
 
-// at returns where in the original text the decoded byte i came from.
-func (v *view) at(i int) int {
-	if v.offs == nil {
-		return i
-	}
-	return v.offs[i]
-}
-
 // span returns the original span the decoded bytes [a, b) came from: from the start of
 // the unit (an escape, a rune) that wrote byte a to the end of the one that wrote b-1.
 func (v *view) span(a, b int) (int, int) {
@@ -260,8 +252,7 @@ func digitValue(r rune) int {
 	return -1
 }
 
-// apply returns the original text with the edits made; overlapping edits keep the one
-// that starts first (the longer at the same start).
+// apply returns the original text with the edits made.
 func (v *view) apply(edits []edit) string {
 	if len(edits) == 0 {
 		return v.orig
@@ -272,13 +263,20 @@ func (v *view) apply(edits []edit) string {
 		}
 		return edits[i].end > edits[j].end
 	})
+	// Overlapping edits merge: the first one's replacement stands for their union, so
+	// that a value two detectors see in part is hidden whole.
+	kept := edits[:1]
+	for _, e := range edits[1:] {
+		if k := &kept[len(kept)-1]; e.start < k.end {
+			k.end = max(k.end, e.end)
+			continue
+		}
+		kept = append(kept, e)
+	}
 	var b strings.Builder
 	b.Grow(len(v.orig))
 	last := 0
-	for _, e := range edits {
-		if e.start < last {
-			continue
-		}
+	for _, e := range kept {
 		b.WriteString(v.orig[last:e.start])
 		b.WriteString(e.with)
 		last = e.end

@@ -292,9 +292,9 @@ func shows(out, decoded string, runs []string, p Plant) bool {
 
 // Decode reads text as a reader of logs could: percent escapes (also doubled), '+' as
 // written, JSON's \uXXXX, \" and \\, and fullwidth characters and digits of any script
-// as ASCII, until nothing changes.
+// as ASCII, layer after layer, as many layers as the scrubber peels (DecodeLayers).
 func Decode(text string) string {
-	for range 6 {
+	for range DecodeLayers {
 		next := decodeOnce(text)
 		if next == text {
 			break
@@ -303,6 +303,10 @@ func Decode(text string) string {
 	}
 	return text
 }
+
+// DecodeLayers is how many layers of escapes the scrubber reads through: a text escaped
+// deeper is not read as what it escapes, by the scrubber or by Decode.
+const DecodeLayers = 4
 
 func decodeOnce(s string) string {
 	var b strings.Builder
