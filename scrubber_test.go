@@ -54,3 +54,10 @@ func TestClientScrubberKnowsItsCredentials(t *testing.T) {
 	}
 	assert.Nil(t, (*Client)(nil).Scrubber())
 }
+
+// A credential's value that ends inside a secret, and the secret, are hidden together.
+func TestOverlappingFindsHideTheirUnion(t *testing.T) {
+	s := NewScrubber("Pa/ss w0rd+&é")
+	got := s.Text("token=xPa/ss w0rd+&é and more")
+	assert.Equal(t, "token=[redacted] and more", got)
+}
