@@ -164,8 +164,9 @@ type APIError struct {
 	StatusCode int
 	// Code is the service's response code, or its error code, when the body carries one.
 	Code ResponseCode
-	// Message is the service's description of the failure, as sent. Error() masks the
-	// runs of seven or more digits in it (phone and account numbers).
+	// Message is the service's description of the failure, as sent. Error() and
+	// GoString print it through the Client's Scrubber: without the Client's credentials,
+	// phone and account numbers, or email addresses it may quote.
 	Message string
 	// Field names the offending request field, when the service says which.
 	Field string

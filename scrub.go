@@ -20,7 +20,8 @@ import (
 // callback and span attribute leaves through it, so none carries a phone number or
 // MSISDN, an account number, an email address, the userinfo of a URL, a credential
 // written after Basic, Bearer or a key named like a secret, or one of the Client's own
-// credentials.
+// credentials in any encoding. How it reads a text (decoded, masking the original span)
+// is scrub_detect.go.
 
 // Scrub returns text as the SDK lets it reach a log, an error string or a trace: the
 // userinfo of every URL in it replaced, every credential written after "Basic",
