@@ -9,8 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,26 +19,6 @@ import (
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/internal/scrubcorpus"
 )
-
-// corpusBudget returns the seed and the number of plants of a generative scrub test: a
-// fixed budget in CI, more with SCRUB_CORPUS_N, another draw with SCRUB_CORPUS_SEED. The
-// seed is printed so that a failure is replayed with it.
-func corpusBudget(t *testing.T, n int) (uint64, int) {
-	t.Helper()
-	seed := uint64(35)
-	if v := os.Getenv("SCRUB_CORPUS_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		require.NoError(t, err, "SCRUB_CORPUS_SEED")
-		seed = s
-	}
-	if v := os.Getenv("SCRUB_CORPUS_N"); v != "" {
-		m, err := strconv.Atoi(v)
-		require.NoError(t, err, "SCRUB_CORPUS_N")
-		n = m
-	}
-	t.Logf("scrub corpus: SCRUB_CORPUS_SEED=%d SCRUB_CORPUS_N=%d", seed, n)
-	return seed, n
-}
 
 // teeHandler writes every record to each of its handlers: the log in JSON and in text.
 type teeHandler []slog.Handler
@@ -92,7 +70,7 @@ func errorSinks(err error) string {
 // verb, wrapped and joined; the debug log in JSON and text; a recording Observer): none
 // is shown, and the service's help text beside it reaches the merchant unchanged.
 func TestNoPlantedValueReachesAnySinkFromAnyProducer(t *testing.T) {
-	seed, n := corpusBudget(t, 60)
+	seed, n := scrubcorpus.Budget(t, 60)
 	r := rand.New(rand.NewPCG(seed, seed))
 	creds := scrubcorpus.NewCredentials(r)
 	plants := scrubcorpus.Plants(r, creds, n)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,21 +83,8 @@ func TestReturnedErrorsHoldNoneOfTheClientsCredentials(t *testing.T) {
 // Item 2: an email with a "+" tag, percent-encoded in a query that a hang-up quotes, is
 // masked whole in the error and the debug log.
 func TestTaggedEmailInAQueryIsMaskedWhole(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = io.ReadAtLeast(conn, make([]byte, 1), 1)
-			conn.Close() // hang up
-		}
-	}()
 	var log strings.Builder
-	c, err := NewClient(WithBaseURL("http://"+ln.Addr().String()), WithSecretKey(echoKey), WithRetry(1, time.Millisecond, time.Millisecond),
+	c, err := NewClient(WithBaseURL(scrubcorpus.HangUp(t)), WithSecretKey(echoKey), WithRetry(1, time.Millisecond, time.Millisecond),
 		WithLogger(newDebugLogger(&log)))
 	require.NoError(t, err)
 	_, err = c.Customers.ListPage(ctx(), &CustomerListParams{Email: "ama.mensah+vip@example.com"})

@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,22 +23,7 @@ import (
 // in-memory exporter holds them. A fixed budget in CI; SCRUB_CORPUS_N and
 // SCRUB_CORPUS_SEED draw more or others, and the seed is printed.
 func TestSpansCarryNoPlantedCorpusValue(t *testing.T) {
-	seed, n := uint64(35), 40
-	if v := os.Getenv("SCRUB_CORPUS_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("SCRUB_CORPUS_SEED: %v", err)
-		}
-		seed = s
-	}
-	if v := os.Getenv("SCRUB_CORPUS_N"); v != "" {
-		m, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("SCRUB_CORPUS_N: %v", err)
-		}
-		n = m
-	}
-	t.Logf("scrub corpus: SCRUB_CORPUS_SEED=%d SCRUB_CORPUS_N=%d", seed, n)
+	seed, n := scrubcorpus.Budget(t, 40)
 	r := rand.New(rand.NewPCG(seed, seed))
 	creds := scrubcorpus.NewCredentials(r)
 	plants := scrubcorpus.Plants(r, creds, n)

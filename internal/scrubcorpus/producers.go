@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -67,4 +69,28 @@ func HangUp(t testing.TB) string {
 		}
 	}()
 	return "http://" + ln.Addr().String()
+}
+
+// Budget returns the seed and the number of plants of a generative scrub test: seed 35
+// and n by default, the fixed budget CI runs; SCRUB_CORPUS_N draws more and
+// SCRUB_CORPUS_SEED another draw. It logs both, so that a failure is replayed with them.
+func Budget(t testing.TB, n int) (uint64, int) {
+	t.Helper()
+	seed := uint64(35)
+	if v := os.Getenv("SCRUB_CORPUS_SEED"); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("SCRUB_CORPUS_SEED: %v", err)
+		}
+		seed = s
+	}
+	if v := os.Getenv("SCRUB_CORPUS_N"); v != "" {
+		m, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("SCRUB_CORPUS_N: %v", err)
+		}
+		n = m
+	}
+	t.Logf("scrub corpus: SCRUB_CORPUS_SEED=%d SCRUB_CORPUS_N=%d", seed, n)
+	return seed, n
 }
