@@ -159,14 +159,14 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// Text returns t scrubbed: every form of every secret of s replaced with "[redacted]",
+// Text returns text scrubbed: every form of every secret of s replaced with "[redacted]",
 // then what Scrub masks masked. A nil *Scrubber knows no secrets: it scrubs personal
 // data and credential-shaped text only.
-func (s *Scrubber) Text(t string) string {
+func (s *Scrubber) Text(text string) string {
 	if s == nil {
-		return scrubWith(t, nil, detectAll)
+		return scrubWith(text, nil, detectAll)
 	}
-	return scrubWith(t, s.forms, detectAll)
+	return scrubWith(text, s.forms, detectAll)
 }
 
 // Error returns err as an observer may see it: its text scrubbed (Text) under every
