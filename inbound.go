@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -177,47 +176,8 @@ func appendCanonicalString(out, s []byte) []byte {
 // unescape decodes the escape at s[i] (valid JSON) and returns its rune and where the
 // text after it starts.
 func unescape(s []byte, i int) (rune, int) {
-	switch s[i+1] {
-	case 'b':
-		return '\b', i + 2
-	case 'f':
-		return '\f', i + 2
-	case 'n':
-		return '\n', i + 2
-	case 'r':
-		return '\r', i + 2
-	case 't':
-		return '\t', i + 2
-	case 'u':
-		r := hex4(s[i+2 : i+6])
-		if utf16.IsSurrogate(r) {
-			if i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
-				if pair := utf16.DecodeRune(r, hex4(s[i+8:i+12])); pair != unicode.ReplacementChar {
-					return pair, i + 12
-				}
-			}
-			return unicode.ReplacementChar, i + 6
-		}
-		return r, i + 6
-	}
-	return rune(s[i+1]), i + 2 // " \\ /
-}
-
-// hex4 reads four hex digits.
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	r, n := jsonEscape(s[i:])
+	return r, i + n
 }
 
 // appendCanonicalRune appends r as the canonical form writes it inside a string.

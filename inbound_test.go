@@ -702,7 +702,7 @@ func checkCanonical(t *testing.T, body, canonical []byte) {
 		switch canonical[i] {
 		case '"', '\\', 'n', 'r', 't':
 		case 'u':
-			if c := hex4(canonical[i+1 : i+5]); c >= 0x20 || c == '\n' || c == '\r' || c == '\t' {
+			if c, _ := hex4(canonical[i+1 : i+5]); c >= 0x20 || c == '\n' || c == '\r' || c == '\t' {
 				t.Fatalf("%q: the canonical form %q escapes %q", body, canonical, c)
 			}
 			i += 4

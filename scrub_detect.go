@@ -174,50 +174,6 @@ func decodeOnce(s string) (string, []int, bool) {
 
 func isHex(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
 
-// jsonEscape decodes the JSON escape s starts with: the rune and its length, or 0.
-func jsonEscape(s string) (rune, int) {
-	switch s[1] {
-	case '"', '\\', '/':
-		return rune(s[1]), 2
-	case 'u':
-		r, ok := hex4(s[2:])
-		if !ok {
-			return 0, 0
-		}
-		if utf16IsHigh(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-			if lo, ok := hex4(s[8:]); ok && lo >= 0xdc00 && lo <= 0xdfff {
-				return (r-0xd800)<<10 + (lo - 0xdc00) + 0x10000, 12
-			}
-		}
-		if utf16IsHigh(r) || (r >= 0xdc00 && r <= 0xdfff) {
-			return utf8.RuneError, 6
-		}
-		return r, 6
-	}
-	return 0, 0
-}
-
-func utf16IsHigh(r rune) bool { return r >= 0xd800 && r <= 0xdbff }
-
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for i := range 4 {
-		c := s[i]
-		if !isHex(c) {
-			return 0, false
-		}
-		d := rune(c - '0')
-		if c > '9' {
-			d = rune(c|0x20-'a') + 10
-		}
-		r = r<<4 | d
-	}
-	return r, true
-}
-
 // asciiForm returns the ASCII character a Unicode form stands for: a decimal digit of any
 // script ('５', '٥', '५'), a fullwidth ASCII character ('＠', 'Ａ'), the small commercial at.
 func asciiForm(r rune) (byte, bool) {
