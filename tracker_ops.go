@@ -113,6 +113,9 @@ func (t *Tracker) recheck(ctx context.Context, actor, reason string, kind Kind, 
 // returns the results of the rechecks made (or, dry, of the ones it would make), and
 // stops at the first error other than a refusal.
 func (t *Tracker) RecheckAll(ctx context.Context, actor, reason string, refs []MovementRef, dryRun bool) ([]ActionResult, error) {
+	if ctx == nil {
+		return nil, errNilContext()
+	}
 	if len(refs) > MaxBulkRecheck {
 		return nil, invalid("refs", fmt.Sprintf("at most %d movements are rechecked at once", MaxBulkRecheck))
 	}
@@ -352,4 +355,104 @@ func (t *Tracker) operatorOverruled(ctx context.Context, key movementKey, o Outc
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing: recording a contradiction failed",
 			slog.String("clientReference", key.ClientReference), slog.String("error", err.Error()))
 	}
+}
+
+// ErrInspectUnsupported is matched (errors.Is) by the error of Tracker.List, Summarize
+// and Inspect on a store that cannot list what it holds (storekit.Inspector; the memory
+// store and pgstore can).
+var ErrInspectUnsupported = errors.New("billing: the store cannot list its movements")
+
+// Inspection is what the Tracker's store knows of one movement, for an operator: what
+// Get returns, the callbacks kept for it (raw: scrub them before showing them), the
+// contradiction recorded, and the operators' actions on it.
+type Inspection struct {
+	Key           storekit.MovementKey
+	Entry         storekit.Entry
+	Callbacks     []storekit.Callback
+	Contradiction *storekit.Contradiction
+	Audits        []storekit.AuditRecord
+}
+
+// Now is the time on the Tracker's Clock.
+func (t *Tracker) Now() time.Time { return t.opts.Clock.Now() }
+
+// Scrub returns text as the Tracker's Client lets it out: its own credentials removed and
+// personal data masked (see Scrub). An operator's view passes everything it shows
+// through it.
+func (t *Tracker) Scrub(text string) string { return t.client.scrub.text(text) }
+
+// inspector is the store's Inspector, unbounded; nil when it has none.
+func (t *Tracker) inspector() storekit.Inspector {
+	i, _ := unbounded(t.kit).(storekit.Inspector)
+	return i
+}
+
+// List returns the movements q selects from the Tracker's store, latest started first,
+// and whether more follow (continue with q.After set to the last item's Cursor). q.Now
+// zero is the Tracker's Clock.
+func (t *Tracker) List(ctx context.Context, q storekit.ListQuery) ([]storekit.ListItem, bool, error) {
+	if ctx == nil {
+		return nil, false, errNilContext()
+	}
+	in := t.inspector()
+	if in == nil {
+		return nil, false, ErrInspectUnsupported
+	}
+	if q.Now.IsZero() {
+		q.Now = t.opts.Clock.Now()
+	}
+	type result struct {
+		items []storekit.ListItem
+		more  bool
+	}
+	r, err := boundedAs(t.kit, ctx, "List", func(ctx context.Context) (result, error) {
+		items, more, err := in.List(ctx, q)
+		return result{items, more}, err
+	})
+	return r.items, r.more, gateErr(err)
+}
+
+// Summarize counts the movements of the Tracker's store by state, now.
+func (t *Tracker) Summarize(ctx context.Context) (storekit.Summary, error) {
+	if ctx == nil {
+		return storekit.Summary{}, errNilContext()
+	}
+	in := t.inspector()
+	if in == nil {
+		return storekit.Summary{}, ErrInspectUnsupported
+	}
+	now := t.opts.Clock.Now()
+	s, err := boundedAs(t.kit, ctx, "Summarize", func(ctx context.Context) (storekit.Summary, error) { return in.Summarize(ctx, now) })
+	return s, gateErr(err)
+}
+
+// Inspect returns what the store knows of the movement key.
+func (t *Tracker) Inspect(ctx context.Context, key storekit.MovementKey) (Inspection, error) {
+	if ctx == nil {
+		return Inspection{}, errNilContext()
+	}
+	if err := key.Validate(); err != nil {
+		return Inspection{}, gateErr(err)
+	}
+	in := Inspection{Key: key}
+	var err error
+	if in.Entry, err = t.kit.Get(ctx, key); err != nil {
+		return in, gateErr(err)
+	}
+	if in.Callbacks, err = t.kit.Callbacks(ctx, key); err != nil {
+		return in, gateErr(err)
+	}
+	if i := t.inspector(); i != nil {
+		c, err := boundedAs(t.kit, ctx, "Contradiction", func(ctx context.Context) (*storekit.Contradiction, error) { return i.Contradiction(ctx, key) })
+		if err != nil {
+			return in, gateErr(err)
+		}
+		in.Contradiction = c
+	}
+	if ops := t.store.operatorStore(); ops != nil {
+		if in.Audits, err = ops.Audits(ctx, keyFromKit(key)); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
 }
