@@ -714,7 +714,13 @@ func (h *handler) timeline(in billing.Inspection) []TimelineEvent {
 		if f.ByStatusCheck {
 			by = append(by, "status check")
 		}
-		detail := fmt.Sprintf("by %s; code %s; reported by: %s", f.Outcome.Source, s(f.Outcome.Code), strings.Join(by, ", "))
+		detail := "by " + f.Outcome.Source
+		if f.Outcome.Code != "" {
+			detail += "; code " + s(f.Outcome.Code)
+		}
+		if len(by) > 0 {
+			detail += "; final states came from: " + strings.Join(by, ", ")
+		}
 		if f.Disagreed {
 			detail += "; the callback and the status check disagreed"
 		}
