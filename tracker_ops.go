@@ -379,7 +379,7 @@ func (t *Tracker) Now() time.Time { return t.opts.Clock.Now() }
 // Scrub returns text as the Tracker's Client lets it out: its own credentials removed and
 // personal data masked (see Scrub). An operator's view passes everything it shows
 // through it.
-func (t *Tracker) Scrub(text string) string { return t.client.scrub.text(text) }
+func (t *Tracker) Scrub(text string) string { return t.client.scrub.Text(text) }
 
 // inspector is the store's Inspector, unbounded; nil when it has none.
 func (t *Tracker) inspector() storekit.Inspector {
