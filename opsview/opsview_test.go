@@ -306,3 +306,12 @@ func TestNothingPersonalLeavesTheView(t *testing.T) {
 	w := f.get(t, "api-movements?reference="+phoneRef)
 	assert.NotContains(t, w.Body.String(), phoneRef, "the API does not echo the filter whole")
 }
+
+// get reads target from h as a browser on the same origin would.
+func get(h http.Handler, target string) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://ops.example/ops/"+target, nil))
+	return w
+}
+
+func jsonOf(body string, v any) error { return json.Unmarshal([]byte(body), v) }
