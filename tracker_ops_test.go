@@ -300,3 +300,34 @@ func TestActionsNeedAStoreThatAudits(t *testing.T) {
 func (t *Tracker) kitInspector() storekit.Inspector {
 	return unbounded(t.kit).(storekit.Inspector)
 }
+
+// actionRecorder is a TrackerObserver that hears of operators' actions.
+type actionRecorder struct {
+	mu      sync.Mutex
+	actions []ActionResult
+	errs    []error
+}
+
+func (*actionRecorder) CallbackReceived(context.Context, Event)                      {}
+func (*actionRecorder) StatusChecked(context.Context, Kind, string, *Outcome, error) {}
+func (*actionRecorder) OutcomeSettled(context.Context, *Outcome)                     {}
+func (a *actionRecorder) OperatorActed(_ context.Context, r ActionResult, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.actions, a.errs = append(a.actions, r), append(a.errs, err)
+}
+
+func TestAnObserverHearsOfEveryActionAndRefusal(t *testing.T) {
+	obs := &actionRecorder{}
+	tr, _, _ := newTestTracker(t, TrackerOptions{Observer: obs})
+	require.NoError(t, tr.Track(ctx(), KindSend, "refund1040"))
+	_, err := tr.Resolve(ctx(), "ops", "lost", KindSend, "refund1040", EventFailed)
+	require.NoError(t, err)
+	_, err = tr.Release(ctx(), "ops", "mistake", KindSend, "refund1040")
+	require.ErrorIs(t, err, ErrAlreadySettled)
+	require.Len(t, obs.actions, 2)
+	assert.Equal(t, ActionResolve, obs.actions[0].Action)
+	assert.NoError(t, obs.errs[0])
+	assert.Equal(t, ActionRelease, obs.actions[1].Action)
+	assert.ErrorIs(t, obs.errs[1], ErrAlreadySettled)
+}
