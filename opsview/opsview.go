@@ -805,33 +805,28 @@ func (h *handler) reconcile(w http.ResponseWriter, r *http.Request) {
 	}
 	v := reconcileView{From: from.UTC().Format(time.RFC3339), To: to.UTC().Format(time.RFC3339), Truncated: rec.Truncated,
 		Untracked: []MovementView{}, Overdue: []MovementView{}, Disagreed: []MovementView{}, Contradicted: []MovementView{}, StatusCheckOnly: []MovementView{}}
-	ctx := r.Context()
-	one := func(key storekit.MovementKey) (MovementView, bool) {
-		in, err := h.o.Tracker.Inspect(ctx, key)
-		if err != nil {
-			return MovementView{}, false
-		}
-		return h.movementView(storekit.ListItem{Key: key, Entry: in.Entry, Contradicted: in.Contradiction != nil}, now), true
+	// Each line is made from what the reconciliation holds, with no read of its own: a
+	// window of thousands costs one Reconcile.
+	view := func(key storekit.MovementKey, e storekit.Entry, contradicted bool) MovementView {
+		return h.movementView(storekit.ListItem{Key: key, Entry: e, Contradicted: contradicted}, now)
 	}
-	add := func(list *[]MovementView, key storekit.MovementKey) {
-		if v, ok := one(key); ok {
-			*list = append(*list, v)
-		}
+	settled := func(st storekit.Settlement) storekit.Entry {
+		return storekit.Entry{Tracked: true, Final: &st, Movement: storekit.Movement{Kind: st.Outcome.Kind, ClientReference: st.Key.ClientReference}}
 	}
-	for _, s := range rec.Untracked {
-		add(&v.Untracked, s.Key)
+	for _, st := range rec.Untracked {
+		v.Untracked = append(v.Untracked, view(st.Key, storekit.Entry{Final: &st}, false))
 	}
 	for _, m := range rec.Overdue {
-		add(&v.Overdue, m.Key())
+		v.Overdue = append(v.Overdue, view(m.Key(), storekit.Entry{Tracked: true, Movement: m}, false))
 	}
-	for _, s := range rec.Disagreed {
-		add(&v.Disagreed, s.Key)
+	for _, st := range rec.Disagreed {
+		v.Disagreed = append(v.Disagreed, view(st.Key, settled(st), false))
 	}
 	for _, c := range rec.Contradicted {
-		add(&v.Contradicted, c.Key)
+		v.Contradicted = append(v.Contradicted, view(c.Key, storekit.Entry{Tracked: true, Movement: storekit.Movement{ClientReference: c.Key.ClientReference}}, true))
 	}
-	for _, s := range rec.StatusCheckOnly {
-		add(&v.StatusCheckOnly, s.Key)
+	for _, st := range rec.StatusCheckOnly {
+		v.StatusCheckOnly = append(v.StatusCheckOnly, view(st.Key, settled(st), false))
 	}
 	h.page(w, r, http.StatusOK, "reconcile.html", "Reconciliation", v, false)
 }

@@ -172,6 +172,26 @@ func TestListFiltersPagesAndExports(t *testing.T) {
 	assert.Len(t, lines, 4)
 	assert.True(t, strings.HasPrefix(lines[0], "kind,reference,state"))
 	assert.Contains(t, f.get(t, "movements?state=overdue").Body.String(), "lost1")
+
+	var rc struct {
+		Overdue   []opsview.MovementView `json:"overdue"`
+		Untracked []opsview.MovementView `json:"untracked"`
+	}
+	f.getJSON(t, "api-reconcile", &rc)
+	assert.Len(t, rc.Overdue, 3)
+	for _, m := range rc.Overdue {
+		assert.Equal(t, "overdue", m.State)
+	}
+	_, _, err := f.store.Settle(context.Background(), storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "trig1"},
+		storekit.Outcome{Kind: storekit.KindSend, State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, Amount: 900, Currency: "GHS", At: f.srv.Now()}, nil)
+	require.NoError(t, err)
+	f.getJSON(t, "api-reconcile", &rc)
+	require.Len(t, rc.Untracked, 1, "money no one tracked is listed")
+	assert.Equal(t, "untracked", rc.Untracked[0].State)
+	assert.Equal(t, int64(900), rc.Untracked[0].Amount)
+	var ov struct{ UntrackedMoney int }
+	f.getJSON(t, "api-overview", &ov)
+	assert.Equal(t, 1, ov.UntrackedMoney)
 }
 
 // An operator rechecks a paid payout (settled by its status check), resolves a movement
