@@ -154,6 +154,8 @@ func sharedStoreTrackers(t *testing.T, onOutcome func(context.Context, *Outcome)
 // callback lands on the other. Whichever is first, the movement is reported once;
 // when the resolve is first, the callback is one recorded contradiction.
 func TestResolveRacesALateCallbackOnTwoInstances(t *testing.T) {
+	resolvedFirst := 0
+	defer func() { t.Logf("the resolve came first in %d of 20 rounds", resolvedFirst) }()
 	for i := range 20 {
 		var mu sync.Mutex
 		var reported []string
@@ -199,6 +201,7 @@ func TestResolveRacesALateCallbackOnTwoInstances(t *testing.T) {
 		require.NoError(t, err)
 		o := settledNow(t, a, KindSend, "refund1040")
 		if resolveErr == nil {
+			resolvedFirst++
 			assert.Equal(t, SourceOperator, o.Source)
 			require.NotNil(t, c, "round %d: the late callback is a recorded contradiction", i)
 			assert.Equal(t, 1, c.Count)
@@ -330,4 +333,18 @@ func TestAnObserverHearsOfEveryActionAndRefusal(t *testing.T) {
 	assert.NoError(t, obs.errs[0])
 	assert.Equal(t, ActionRelease, obs.actions[1].Action)
 	assert.ErrorIs(t, obs.errs[1], ErrAlreadySettled)
+}
+
+func TestReleaseRefusesAMovementWithACallback(t *testing.T) {
+	tr, _, clock := newTestTracker(t, TrackerOptions{})
+	require.NoError(t, tr.Track(ctx(), KindSend, "refund1040"))
+	key := movementKey{EventKindPayout, "refund1040"}
+	_, err := tr.store.BeginCallback(ctx(), callbackRecord{Key: key, DedupeKey: "d", Body: payoutCallback("0000", "refund1040"), At: clock.Now()}, "o", clock.Now().Add(time.Minute))
+	require.NoError(t, err)
+	_, err = tr.Release(ctx(), "ops", "never sent", KindSend, "refund1040")
+	require.ErrorIs(t, err, ErrNotReleasable, "a callback came: its request left")
+	e, err := tr.store.Get(ctx(), key)
+	require.NoError(t, err)
+	assert.True(t, e.Tracked, "it stays tracked")
+	assert.Empty(t, auditsOf(t, tr, KindSend, "refund1040"), "a refusal is not audited as an action")
 }
