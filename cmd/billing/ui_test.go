@@ -102,3 +102,41 @@ func TestMovementActionsOnPostgres(t *testing.T) {
 	assert.Equal(t, stateUntracked, m.State)
 	assert.Equal(t, "send", m.Kind)
 }
+
+// billing ui serves the view of the database at the URL it prints, read-only: the view
+// lists the movement, a request naming another host is refused, and an action is not on.
+func TestUIServesTheViewItPrints(t *testing.T) {
+	databaseURL, appDB, _ := appDatabase(t)
+	ctx := context.Background()
+	srv := billingtest.NewServer(t)
+	store, err := pgstore.New(ctx, appDB)
+	require.NoError(t, err)
+	tracker := billing.NewTracker(srv.Client(), billing.TrackerOptions{Store: store})
+	require.NoError(t, tracker.Track(ctx, billing.KindSend, "uiref1"))
+
+	p := start(t, "ui", "--database-url", databaseURL)
+	line := p.next(t)
+	require.Contains(t, line, "read-only")
+	open := line[strings.Index(line, "http://"):]
+	resp, err := http.Get(open + "api-movements")
+	require.NoError(t, err)
+	var l struct{ Items []struct{ Reference string } }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&l))
+	resp.Body.Close()
+	require.Len(t, l.Items, 1)
+	assert.Equal(t, "uiref1", l.Items[0].Reference)
+
+	req, err := http.NewRequest(http.MethodGet, open, nil)
+	require.NoError(t, err)
+	req.Host = "rebound.example" // a name an attacker's DNS points at 127.0.0.1
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode)
+
+	resp, err = http.Post(open+"api-act", "application/json", strings.NewReader(`{"action":"recheck","id":"x"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "read-only without --actions")
+	p.interrupt(t)
+}
