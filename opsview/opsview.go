@@ -152,43 +152,55 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(r.URL.Path, "/") || page == "." || page == "/" {
 		page = ""
 	}
-	post := page == "act" || page == "api-act"
+	rt, ok := routes[page]
 	switch {
-	case post && r.Method != http.MethodPost:
+	case !ok:
+		h.fail(w, r, http.StatusNotFound, errors.New("no such page"))
+		return
+	case rt.post && r.Method != http.MethodPost:
 		hd.Set("Allow", http.MethodPost)
 		h.fail(w, r, http.StatusMethodNotAllowed, errors.New("state changes are POSTed"))
 		return
-	case !post && r.Method != http.MethodGet && r.Method != http.MethodHead:
+	case !rt.post && r.Method != http.MethodGet && r.Method != http.MethodHead:
 		hd.Set("Allow", "GET, HEAD")
 		h.fail(w, r, http.StatusMethodNotAllowed, errors.New("this page is read with GET"))
 		return
 	}
-	if post {
+	if rt.post {
 		if err := crossOrigin(r); err != nil {
 			h.fail(w, r, http.StatusForbidden, err)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	}
-	switch page {
-	case "":
-		h.overview(w, r)
-	case "movements", "api-movements", "movements.csv":
-		h.movements(w, r, page)
-	case "movement", "api-movement":
-		h.movement(w, r)
-	case "reconcile", "api-reconcile":
-		h.reconcile(w, r)
-	case "api-overview":
-		h.overview(w, r)
-	case "act", "api-act":
-		h.act(w, r, page == "api-act")
-	case "style.css":
-		hd.Set("Content-Type", "text/css; charset=utf-8")
+	rt.serve(h, w, r, page)
+}
+
+// route is one page of the view: post says it changes state (POST only, same origin
+// only); every other page is read with GET.
+type route struct {
+	post  bool
+	serve func(h *handler, w http.ResponseWriter, r *http.Request, page string)
+}
+
+// routes are the view's pages, by the last segment of their path, so that the view
+// works under any prefix, with or without http.StripPrefix.
+var routes = map[string]route{
+	"":              {serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.overview(w, r) }},
+	"api-overview":  {serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.overview(w, r) }},
+	"movements":     {serve: (*handler).movements},
+	"api-movements": {serve: (*handler).movements},
+	"movements.csv": {serve: (*handler).movements},
+	"movement":      {serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.movement(w, r) }},
+	"api-movement":  {serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.movement(w, r) }},
+	"reconcile":     {serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.reconcile(w, r) }},
+	"api-reconcile": {serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.reconcile(w, r) }},
+	"act":           {post: true, serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.act(w, r, false) }},
+	"api-act":       {post: true, serve: func(h *handler, w http.ResponseWriter, r *http.Request, _ string) { h.act(w, r, true) }},
+	"style.css": {serve: func(_ *handler, w http.ResponseWriter, _ *http.Request, _ string) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		_, _ = w.Write(styleCSS)
-	default:
-		h.fail(w, r, http.StatusNotFound, errors.New("no such page"))
-	}
+	}},
 }
 
 // crossOrigin refuses a request a browser sent from another origin: Sec-Fetch-Site
