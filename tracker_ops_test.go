@@ -348,3 +348,80 @@ func TestReleaseRefusesAMovementWithACallback(t *testing.T) {
 	assert.True(t, e.Tracked, "it stays tracked")
 	assert.Empty(t, auditsOf(t, tr, KindSend, "refund1040"), "a refusal is not audited as an action")
 }
+
+// Every action on a movement in every state an operator meets it in: it is taken, or
+// refused with its typed error, and only a taken action is audited, once.
+func TestEveryActionInEveryState(t *testing.T) {
+	type setup func(t *testing.T, tr *Tracker, clock *fakeClock)
+	settle := func(reported bool) setup {
+		return func(t *testing.T, tr *Tracker, clock *fakeClock) {
+			require.NoError(t, tr.Track(ctx(), KindSend, "refund1040"))
+			s, err := tr.settle(ctx(), movementKey{EventKindPayout, "refund1040"},
+				Outcome{Kind: KindSend, ClientReference: "refund1040", State: EventSucceeded, Source: SourceStatusCheck, At: clock.Now()}, nil)
+			require.NoError(t, err)
+			if reported {
+				require.NoError(t, tr.store.MarkReported(ctx(), s.ID, clock.Now()))
+			}
+		}
+	}
+	states := map[string]setup{
+		"not tracked": func(*testing.T, *Tracker, *fakeClock) {},
+		"untracked money": func(t *testing.T, tr *Tracker, clock *fakeClock) {
+			_, err := tr.settle(ctx(), movementKey{EventKindPayout, "refund1040"},
+				Outcome{Kind: KindSend, ClientReference: "refund1040", State: EventSucceeded, Source: SourceStatusCheck, At: clock.Now()}, nil)
+			require.NoError(t, err)
+		},
+		"pending": func(t *testing.T, tr *Tracker, _ *fakeClock) {
+			require.NoError(t, tr.Track(ctx(), KindSend, "refund1040"))
+		},
+		"overdue": func(t *testing.T, tr *Tracker, clock *fakeClock) {
+			require.NoError(t, tr.Track(ctx(), KindSend, "refund1040"))
+			clock.Advance(10 * time.Minute)
+		},
+		"settled, unreported": settle(false),
+		"settled, reported":   settle(true),
+	}
+	// want is the error each action meets in each state; nil when it is taken.
+	want := map[string]map[Action]error{
+		"not tracked":         {ActionRecheck: ErrNotTracked, ActionReportAgain: ErrNotTracked, ActionResolve: ErrNotTracked, ActionRelease: ErrNotTracked},
+		"untracked money":     {ActionRecheck: ErrNotTracked, ActionReportAgain: ErrNotTracked, ActionResolve: ErrNotTracked, ActionRelease: ErrNotTracked},
+		"pending":             {ActionRecheck: nil, ActionReportAgain: ErrNotSettled, ActionResolve: nil, ActionRelease: nil},
+		"overdue":             {ActionRecheck: nil, ActionReportAgain: ErrNotSettled, ActionResolve: nil, ActionRelease: nil},
+		"settled, unreported": {ActionRecheck: ErrAlreadySettled, ActionReportAgain: ErrNotSettled, ActionResolve: ErrAlreadySettled, ActionRelease: ErrAlreadySettled},
+		"settled, reported":   {ActionRecheck: ErrAlreadySettled, ActionReportAgain: nil, ActionResolve: ErrAlreadySettled, ActionRelease: ErrAlreadySettled},
+	}
+	act := map[Action]func(tr *Tracker) (ActionResult, error){
+		ActionRecheck: func(tr *Tracker) (ActionResult, error) {
+			return tr.Recheck(ctx(), "ops", "why", KindSend, "refund1040")
+		},
+		ActionReportAgain: func(tr *Tracker) (ActionResult, error) {
+			return tr.ReportAgain(ctx(), "ops", "why", KindSend, "refund1040")
+		},
+		ActionResolve: func(tr *Tracker) (ActionResult, error) {
+			return tr.Resolve(ctx(), "ops", "why", KindSend, "refund1040", EventFailed)
+		},
+		ActionRelease: func(tr *Tracker) (ActionResult, error) {
+			return tr.Release(ctx(), "ops", "why", KindSend, "refund1040")
+		},
+	}
+	for name, prepare := range states {
+		for action, do := range act {
+			t.Run(name+"/"+string(action), func(t *testing.T) {
+				tr, mock, clock := newTestTracker(t, TrackerOptions{OnOutcome: func(context.Context, *Outcome) error { return nil }})
+				registerStatus(t, mock, "/v1/payments/refund1040", "payouts/send_status_pending.json")
+				prepare(t, tr, clock)
+				_, err := do(tr)
+				audits := auditsOf(t, tr, KindSend, "refund1040")
+				if w := want[name][action]; w != nil {
+					require.ErrorIs(t, err, w)
+					assert.Empty(t, audits, "a refusal is not audited as an action")
+					return
+				}
+				require.NoError(t, err)
+				require.Len(t, audits, 1)
+				assert.Equal(t, string(action), audits[0].Action)
+				assert.Equal(t, "why", audits[0].Reason)
+			})
+		}
+	}
+}
