@@ -21,6 +21,7 @@ func (t *Tracker) settle(ctx context.Context, key movementKey, o Outcome, body [
 	if err != nil {
 		return settlement{}, fmt.Errorf("billing: settling %s %q: %w", key.Callback, key.ClientReference, err)
 	}
+	t.operatorOverruled(ctx, key, o, s, changed, body)
 	attrs := []slog.Attr{slog.String("clientReference", key.ClientReference), slog.String("source", string(o.Source)),
 		slog.String("state", string(o.State)), slog.String("code", string(o.Code))}
 	switch {

@@ -405,3 +405,46 @@ func (g *storeGate) renewReport() func(ctx context.Context, id, owner string, le
 		return gateErr(call(ctx, id, owner, leaseUntil))
 	}
 }
+
+// operatorStore is the store's storekit.OperatorStore, each call bounded as its other
+// calls are; nil when it has none: the Tracker then refuses every operator action.
+func (g *storeGate) operatorStore() *operatorGate {
+	o, ok := unbounded(g.s).(storekit.OperatorStore)
+	if !ok {
+		return nil
+	}
+	return &operatorGate{s: g.s, o: o}
+}
+
+// operatorGate calls a storekit.OperatorStore under the deadline of its store's calls.
+type operatorGate struct {
+	s storekit.Store
+	o storekit.OperatorStore
+}
+
+func (g *operatorGate) RecordAudit(ctx context.Context, a storekit.AuditRecord) error {
+	_, err := boundedAs(g.s, ctx, "RecordAudit", none(func(ctx context.Context) error { return g.o.RecordAudit(ctx, a) }))
+	return gateErr(err)
+}
+
+func (g *operatorGate) Audits(ctx context.Context, key movementKey) ([]storekit.AuditRecord, error) {
+	as, err := boundedAs(g.s, ctx, "Audits", func(ctx context.Context) ([]storekit.AuditRecord, error) { return g.o.Audits(ctx, key.kit()) })
+	return as, gateErr(err)
+}
+
+func (g *operatorGate) Resolve(ctx context.Context, key movementKey, o Outcome, a storekit.AuditRecord) (settlement, bool, error) {
+	type result struct {
+		s       storekit.Settlement
+		changed bool
+	}
+	r, err := boundedAs(g.s, ctx, "Resolve", func(ctx context.Context) (result, error) {
+		s, changed, err := g.o.Resolve(ctx, key.kit(), outcomeKit(o), a)
+		return result{s, changed}, err
+	})
+	return settlementFromKit(r.s), r.changed, gateErr(err)
+}
+
+func (g *operatorGate) RequeueReport(ctx context.Context, id string, a storekit.AuditRecord) (bool, error) {
+	ok, err := boundedAs(g.s, ctx, "RequeueReport", func(ctx context.Context) (bool, error) { return g.o.RequeueReport(ctx, id, a) })
+	return ok, gateErr(err)
+}

@@ -12,7 +12,9 @@ import (
 // status check alone (no callback came: check the callback URL), and, with a store that
 // records them (storekit.ContradictionRecorder: the memory store and pgstore do), those
 // for which a callback was refused because the status check contradicted it
-// (Contradicted: a forged or stale claim, which settled nothing). Each list holds at
+// (Contradicted: a forged or stale claim, which settled nothing), and the money no one
+// tracked that a status check confirmed, settled in the window (Untracked: a flow started
+// by another system, by the billing command or by hand; look at it first). Each list holds at
 // most 1,000 entries (storekit.MaxClaim), the earliest started first, so that memory
 // stays bounded whatever the window; Truncated says more were left out. ReconcilePages
 // walks a window of any size.

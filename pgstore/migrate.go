@@ -144,6 +144,27 @@ var migrations = [][]string{
 			ADD COLUMN contradicted_at      timestamptz,
 			ADD COLUMN contradicted_last_at timestamptz`,
 	},
+	{ // 7 (additive: a new table and a new index, nothing an older release reads changes):
+		// the operators' actions, which outlive the movements they name; the operator's
+		// list, latest first
+		// No serial id: an application role has no USAGE on a sequence.
+		// IF NOT EXISTS: a schema whose billing_schema_steps was lost reads as version 6,
+		// and Migrate applies this version again over what it made.
+		`CREATE TABLE IF NOT EXISTS billing_audit (
+			callback_kind    text NOT NULL,
+			client_reference text NOT NULL,
+			action           text NOT NULL,
+			actor            text NOT NULL,
+			reason           text NOT NULL,
+			at               timestamptz NOT NULL,
+			before_state     text NOT NULL,
+			after_state      text NOT NULL,
+			outcome_id       text NOT NULL,
+			recorded_at      timestamptz NOT NULL DEFAULT clock_timestamp()
+		)`,
+		`CREATE INDEX IF NOT EXISTS billing_audit_movement ON billing_audit (callback_kind, client_reference, at, recorded_at)`,
+		`CREATE INDEX IF NOT EXISTS billing_movements_listed ON billing_movements ((coalesce(started_at, settled_at)) DESC, callback_kind, client_reference)`,
+	},
 }
 
 // versionTable is the table of the versions applied. It is named for the SDK, not

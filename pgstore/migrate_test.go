@@ -42,9 +42,8 @@ func TestMigrateFromVersion1KeepsMovements(t *testing.T) {
 	}
 
 	store := newTestStore(t, db)
-	var version int
-	if err := db.QueryRow(`SELECT max(version) FROM billing_schema_migrations`).Scan(&version); err != nil || version != pgstore.Version() {
-		t.Fatalf("version after New = %d, %v; want %d", version, err, pgstore.Version())
+	if v, err := pgstore.ReadSchemaVersions(ctx, db, pgstore.Options{}); err != nil || v.Applied != pgstore.Version() {
+		t.Fatalf("version after New = %+v, %v; want %d applied", v, err, pgstore.Version())
 	}
 	pending, err := store.Get(ctx, storekit.MovementKey{Callback: storekit.CallbackTransaction, ClientReference: "old1"})
 	if err != nil {

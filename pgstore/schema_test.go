@@ -148,7 +148,7 @@ func TestUserSchemaBesidePublic(t *testing.T) {
 	// The other application, in public.
 	publicDB := openPath(t, "", "public")
 	t.Cleanup(func() {
-		for _, table := range []string{"billing_movements", "billing_callbacks", "billing_callback_dedupe", "billing_schema_migrations"} {
+		for _, table := range []string{"billing_movements", "billing_callbacks", "billing_callback_dedupe", "billing_audit", "billing_schema_migrations"} {
 			if _, err := admin.Exec("DROP TABLE IF EXISTS public." + table); err != nil {
 				t.Errorf("dropping public.%s: %v", table, err)
 			}

@@ -11,8 +11,8 @@
 //	...
 //	tracker := billing.NewTracker(client, billing.TrackerOptions{Store: store})
 //
-// The tables (billing_movements, billing_callbacks, billing_callback_dedupe and
-// billing_schema_migrations) live in one schema: the connection's current schema, or
+// The tables (billing_movements, billing_callbacks, billing_callback_dedupe,
+// billing_audit, and the versions' billing_schema_migrations and billing_schema_steps) live in one schema: the connection's current schema, or
 // the one Options.Schema names. Every statement names it, so that two applications on
 // one database, each in its schema, never read each other's tables; New refuses a
 // search_path that leaves in doubt which schema is this application's
@@ -234,7 +234,7 @@ func sameClock(a, b billing.Clock) (same bool) {
 func (s *Store) callerClock() bool { return s.clock.Load().caller }
 
 // tableName matches the names of the store's tables in a statement.
-var tableName = regexp.MustCompile(`\b(billing_(?:movements|callbacks|callback_dedupe|schema_migrations))\b`)
+var tableName = regexp.MustCompile(`\b(billing_(?:movements|callbacks|callback_dedupe|schema_migrations|audit))\b`)
 
 // q returns the statement of template for the store's clock and schema, built once.
 func (s *Store) q(template string) string {
@@ -1064,6 +1064,10 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 	if len(r.Contradicted) > storekit.MaxClaim {
 		r.Contradicted, r.Truncated = r.Contradicted[:storekit.MaxClaim], true
 	}
+	if r.Untracked, err = s.untracked(ctx, now, from, to); err != nil {
+		return r, err
+	}
+	r.Cap()
 	return r, nil
 }
 

@@ -42,6 +42,11 @@ type memoryStore struct {
 	// dropped first: a few dozen bytes each.
 	forgotten      map[MovementKey]*list.Element
 	forgottenOrder *list.List // of MovementKey, oldest first
+
+	// Operators' audit records, by movement, outliving it; at most maxAudits in all,
+	// the oldest dropped first.
+	audits     map[MovementKey][]AuditRecord
+	auditOrder *list.List // of MovementKey, one element per record, oldest first
 }
 
 type memEntry struct {
@@ -157,6 +162,8 @@ func newMemoryStore(maxEntries, maxBytes int) *memoryStore {
 		bodyOrder:      list.New(),
 		forgotten:      make(map[MovementKey]*list.Element),
 		forgottenOrder: list.New(),
+		audits:         make(map[MovementKey][]AuditRecord),
+		auditOrder:     list.New(),
 	}
 }
 
@@ -379,6 +386,11 @@ func (s *memoryStore) Settle(_ context.Context, key MovementKey, o Outcome, body
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.settleLocked(key, o, body)
+}
+
+// settleLocked is Settle, under s.mu.
+func (s *memoryStore) settleLocked(key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
 	e := s.entries[key]
 	created := e == nil
 	if created {
@@ -745,7 +757,13 @@ func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Rec
 	defer s.mu.Unlock()
 	var r Reconciliation
 	for _, e := range s.entries {
-		if !e.tracked || e.m.StartedAt.Before(from) || !e.m.StartedAt.Before(to) {
+		if !e.tracked {
+			if e.final != nil && e.final.Outcome.Kind != "" && !e.final.Outcome.At.Before(from) && e.final.Outcome.At.Before(to) {
+				r.Untracked = append(r.Untracked, e.final.clone())
+			}
+			continue
+		}
+		if e.m.StartedAt.Before(from) || !e.m.StartedAt.Before(to) {
 			continue
 		}
 		switch {
@@ -774,6 +792,9 @@ func (s *memoryStore) Reconcile(_ context.Context, from, to, now time.Time) (Rec
 	}
 	slices.SortFunc(r.Disagreed, bySettlement)
 	slices.SortFunc(r.StatusCheckOnly, bySettlement)
+	slices.SortFunc(r.Untracked, func(a, b Settlement) int {
+		return cmp.Or(a.Outcome.At.Compare(b.Outcome.At), cmp.Compare(a.Key.Callback, b.Key.Callback), cmp.Compare(a.Key.ClientReference, b.Key.ClientReference))
+	})
 	slices.SortFunc(r.Contradicted, func(a, b Contradiction) int {
 		sa, sb := s.entries[a.Key].m.StartedAt, s.entries[b.Key].m.StartedAt
 		return cmp.Or(sa.Compare(sb), cmp.Compare(a.Key.ClientReference, b.Key.ClientReference))

@@ -245,6 +245,11 @@ type Reconciliation struct {
 	// is listed there instead. Only a store that records contradictions
 	// (ContradictionRecorder) lists any.
 	Contradicted []Contradiction
+	// Untracked are the outcomes of money movements no one tracked, settled in the
+	// window (by Outcome.At) once a status check confirmed them as their kind
+	// (Outcome.Kind): a flow started by another system, by the billing command or by
+	// hand. Money nobody expected is the first thing to look at. Earliest first.
+	Untracked []Settlement
 	// Truncated says that a list held MaxClaim (1,000) entries, the earliest started,
 	// and more were left out: reconcile a narrower window to see them.
 	Truncated bool
@@ -264,6 +269,9 @@ func (r *Reconciliation) Cap() {
 	}
 	if len(r.Contradicted) > MaxClaim {
 		r.Contradicted, r.Truncated = r.Contradicted[:MaxClaim], true
+	}
+	if len(r.Untracked) > MaxClaim {
+		r.Untracked, r.Truncated = r.Untracked[:MaxClaim], true
 	}
 }
 

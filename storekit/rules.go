@@ -13,10 +13,12 @@ import (
 // Final states are ranked (Rank): money moved (succeeded, mismatched) outranks nothing
 // moved (failed, expired), which outranks not knowing (unknown). A state of higher rank
 // replaces one of lower rank under a new ID, unreported, so it is reported again; at
-// equal rank the first stands. One exception: a refusal of the movement's own request
+// equal rank the first stands. Two exceptions: a refusal of the movement's own request
 // (Source SourceRequest) is never replaced, since the service refused the only request
 // made under it, so a success reported later under that reference is another
-// movement's (a reused reference). A final state from another source that differs sets
+// movement's (a reused reference); and an operator's decision (SourceOperator) is never
+// replaced, so that it is reported once, and what disagrees with it later is only
+// remembered. A final state from another source that differs sets
 // Disagreed. o that is not final, has no source or no time is a *ValidationError.
 func MergeOutcome(prev *Settlement, key MovementKey, o Outcome, body []byte) (Settlement, bool, error) {
 	if err := validateSettle(key, o, body); err != nil {
@@ -36,7 +38,7 @@ func MergeOutcome(prev *Settlement, key MovementKey, o Outcome, body []byte) (Se
 	if o.State != s.Outcome.State && o.Source != s.Outcome.Source {
 		s.Disagreed = true
 	}
-	if finalRank[o.State] > finalRank[s.Outcome.State] && s.Outcome.Source != SourceRequest {
+	if finalRank[o.State] > finalRank[s.Outcome.State] && s.Outcome.Source != SourceRequest && s.Outcome.Source != SourceOperator {
 		kind := s.Outcome.Kind
 		s.ID, s.Outcome, s.Body = OutcomeID(key, o.State), o, body
 		if s.Outcome.Kind == "" {
@@ -72,8 +74,8 @@ func validateSettle(key MovementKey, o Outcome, body []byte) error {
 		return invalid("outcome.clientReference", "must be the key's client reference")
 	case !IsFinal(o.State):
 		return invalid("outcome.state", "must be final: succeeded, failed, mismatched, expired or unknown")
-	case o.Source != SourceCallback && o.Source != SourceStatusCheck && o.Source != SourceRequest:
-		return invalid("outcome.source", "must be callback, status_check or request")
+	case o.Source != SourceCallback && o.Source != SourceStatusCheck && o.Source != SourceRequest && o.Source != SourceOperator:
+		return invalid("outcome.source", "must be callback, status_check, request or operator")
 	case o.At.IsZero():
 		return invalid("outcome.at", "is required")
 	case len(body) > MaxBodyBytes:

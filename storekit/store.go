@@ -111,7 +111,9 @@ type Store interface {
 
 	// Reconcile reports the tracked movements started in [from, to): those still
 	// unsettled past their callback deadline at now, those whose callback and status
-	// check disagreed, and those settled by a status check with no callback. Each list
+	// check disagreed, and those settled by a status check with no callback; and the
+	// outcomes of movements never tracked that a status check confirmed, settled in the
+	// window (Untracked: a store written before the field may leave it empty). Each list
 	// holds at most MaxClaim (1,000) entries, the earliest started first (then by reference), so
 	// that one call bounds its memory; Truncated says more were left out.
 	Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error)

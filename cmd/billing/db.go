@@ -94,17 +94,19 @@ const (
 	stateOverdue    trackedState = "overdue"    // not settled, its callback deadline passed
 	stateUnreported trackedState = "unreported" // settled, OnOutcome not yet done with it
 	stateSettled    trackedState = "settled"    // settled and reported
+	stateUntracked  trackedState = "untracked"  // money no one tracked, confirmed by a status check
 )
 
-var trackedStates = []trackedState{statePending, stateOverdue, stateUnreported, stateSettled}
+var trackedStates = []trackedState{stateUntracked, statePending, stateOverdue, stateUnreported, stateSettled}
 
 // stateSQL is the condition of each state on billing_movements, on the
 // database's clock.
 var stateSQL = map[trackedState]string{
 	statePending:    `outcome_id IS NULL AND (deadline IS NULL OR deadline >= now())`,
 	stateOverdue:    `outcome_id IS NULL AND deadline < now()`,
-	stateUnreported: `outcome_id IS NOT NULL AND reported_at IS NULL`,
-	stateSettled:    `outcome_id IS NOT NULL AND reported_at IS NOT NULL`,
+	stateUnreported: `kind IS NOT NULL AND outcome_id IS NOT NULL AND reported_at IS NULL`,
+	stateSettled:    `kind IS NOT NULL AND outcome_id IS NOT NULL AND reported_at IS NOT NULL`,
+	stateUntracked:  `kind IS NULL AND outcome_id IS NOT NULL AND outcome_kind <> ''`,
 }
 
 // stateCase is the SQL that names a row's state.

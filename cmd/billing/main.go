@@ -11,6 +11,8 @@
 //	billing sandbox advance 6m
 //	billing movements --database-url postgres://... --state overdue
 //	billing reconcile --database-url postgres://... --from 24h
+//	billing ui --database-url postgres://...          # the operator's view, on 127.0.0.1
+//	billing movements resolve --kind send --reference r1 --state failed --reason "..."
 //
 // Every command that talks to a sandbox takes --sandbox URL, --client-id and
 // --client-secret, which default to BILLING_BASE_URL, BILLING_CLIENT_ID and
@@ -62,6 +64,7 @@ var commands = []command{
 	{"movements", "list the movements a Tracker keeps in PostgreSQL (read-only)", runMovements},
 	{"reconcile", "print a Tracker's reconciliation from PostgreSQL (read-only)", runReconcile},
 	{"migrate", "migrate pgstore's tables, or --check them as New does", runMigrate},
+	{"ui", "serve the operator's view of a Tracker's PostgreSQL store on 127.0.0.1", runUI},
 }
 
 // usageError is a mistake in the command line: exit status 2.

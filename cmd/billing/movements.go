@@ -41,12 +41,21 @@ type trackedMovement struct {
 }
 
 func runMovements(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		if _, ok := movementActions[args[0]]; ok {
+			return runMovementAction(ctx, e, args[0], args[1:])
+		}
+	}
 	fs := newFlags(e, "billing movements", "billing movements [--state S] [--kind K] [--since T] [flags]", `
 Lists the movements a Tracker keeps in PostgreSQL (pgstore), newest first: pending (unsettled,
 callback deadline ahead), overdue (unsettled, deadline passed: the status check is due),
-unreported (settled, OnOutcome not done with it yet) and settled (settled and reported).
+unreported (settled, OnOutcome not done with it yet), settled (settled and reported) and
+untracked (money no one tracked whose callback a status check confirmed: look at it first).
 It only reads, in read-only transactions: it never settles or reports anything, and works
-with the application role pgstore documents.`)
+with the application role pgstore documents.
+
+billing movements recheck|resolve|release|report-again acts on one movement through the
+Tracker's own method, audited in the store (see 'billing movements resolve -h').`)
 	databaseURL := addDatabaseFlag(fs, e)
 	var states []string
 	for _, st := range trackedStates {
@@ -70,7 +79,9 @@ with the application role pgstore documents.`)
 		params = append(params, v)
 		return "$" + strconv.Itoa(len(params))
 	}
-	where = append(where, "kind IS NOT NULL") // tracked: a row only a callback wrote is no movement yet
+	// Tracked, or money no one tracked that a status check confirmed: a row only an
+	// unconfirmed callback wrote is no movement.
+	where = append(where, "(kind IS NOT NULL OR (outcome_id IS NOT NULL AND outcome_kind <> ''))")
 	if *state != "" {
 		cond, ok := stateSQL[trackedState(*state)]
 		if !ok {
@@ -82,14 +93,14 @@ with the application role pgstore documents.`)
 		if !slices.Contains(kindNames(), *kind) {
 			return usagef("--kind %q: use %s", *kind, strings.Join(kindNames(), ", "))
 		}
-		where = append(where, "kind = "+param(*kind))
+		where = append(where, "coalesce(kind, outcome_kind) = "+param(*kind))
 	}
 	if *since != "" {
 		t, err := parseTime("since", *since, time.Now())
 		if err != nil {
 			return err
 		}
-		where = append(where, "started_at >= "+param(t))
+		where = append(where, "coalesce(started_at, settled_at) >= "+param(t))
 	}
 	if *limit < 1 || *limit > maxMovementsLimit {
 		return usagef("--limit must be from 1 to %d", maxMovementsLimit)
@@ -105,12 +116,12 @@ with the application role pgstore documents.`)
 		return fmt.Errorf("reading the movements: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
-	rows, err := tx.QueryContext(ctx, `SELECT `+stateCase()+`, kind, client_reference,
+	rows, err := tx.QueryContext(ctx, `SELECT `+stateCase()+`, coalesce(kind, outcome_kind), client_reference,
 		CASE WHEN outcome_id IS NULL THEN asked_amount ELSE amount END,
 		CASE WHEN outcome_id IS NULL THEN asked_currency ELSE currency END,
 		started_at, deadline, checks, coalesce(state, ''), code, coalesce(source, ''), settled_at, reported_at, report_attempts, disagreed
 		FROM billing_movements WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY started_at DESC NULLS LAST, client_reference LIMIT `+strconv.Itoa(*limit), params...)
+		ORDER BY coalesce(started_at, settled_at) DESC, client_reference LIMIT `+strconv.Itoa(*limit), params...)
 	if err != nil {
 		return fmt.Errorf("reading the movements: %w", err)
 	}
