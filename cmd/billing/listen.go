@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,6 +133,10 @@ listen on an address it reaches and give --public-url.`)
 		return fmt.Errorf("registering with the sandbox at %s: %w", quoteURL(conn.url), err)
 	}
 	defer unregister()
+	w := &watch{ctl: ctl, target: target, instance: identity.Instance, stderr: e.stderr}
+	if movements, err := ctl.Movements(ctx, ""); err == nil {
+		w.pending = pendingOf(movements)
+	}
 	banner := e.stdout
 	if *asJSON {
 		banner = e.stderr // stdout holds only the JSON lines
@@ -139,7 +144,6 @@ listen on an address it reaches and give --public-url.`)
 	fmt.Fprintf(banner, "Forwarding the callbacks and webhooks of the sandbox at %s to %s (listening on %s)\nPress Ctrl+C to stop.\n",
 		redactURL(conn.url), redactURL(*forwardTo), target)
 
-	w := &watch{ctl: ctl, target: target, instance: identity.Instance, stderr: e.stderr}
 	ticker := time.NewTicker(*every)
 	defer ticker.Stop()
 	for {
@@ -198,6 +202,20 @@ type watch struct {
 	instance string
 	stderr   io.Writer
 	gone     bool // the sandbox did not answer at the last check
+	// pending are the movements the sandbox held pending at the last check,
+	// "kind reference": those a restarted sandbox forgot are named.
+	pending map[string]bool
+}
+
+// pendingOf returns the pending movements of list, as watch.pending keeps them.
+func pendingOf(list []sandboxctl.Movement) map[string]bool {
+	pending := map[string]bool{}
+	for _, m := range list {
+		if m.State == "pending" {
+			pending[m.Kind+" "+m.ClientReference] = true
+		}
+	}
+	return pending
 }
 
 func (w *watch) check(ctx context.Context) {
@@ -212,10 +230,17 @@ func (w *watch) check(ctx context.Context) {
 	if w.gone {
 		w.gone = false
 	}
+	movements, listErr := w.ctl.Movements(ctx, "")
 	if identity.Instance != w.instance {
-		fmt.Fprintf(w.stderr, "the sandbox at %s restarted (instance %s, was %s): registering again; movements it knew before are forgotten unless it kept its state\n",
-			quoteURL(w.ctl.URL()), identity.Instance, w.instance)
+		fmt.Fprintf(w.stderr, "the sandbox at %s restarted (instance %s, was %s): registering again\n",
+			redactURL(w.ctl.URL()), identity.Instance, w.instance)
 		w.instance = identity.Instance
+		if listErr == nil {
+			w.nameForgotten(movements)
+		}
+	}
+	if listErr == nil {
+		w.pending = pendingOf(movements)
 	}
 	current, err := w.ctl.ForwardTarget(ctx)
 	if err != nil || current == w.target {
@@ -228,6 +253,28 @@ func (w *watch) check(ctx context.Context) {
 	if err := w.ctl.ClaimForwardTarget(ctx, w.target); err == nil {
 		fmt.Fprintf(w.stderr, "the sandbox had forgotten this listener: registered again at %s\n", w.target)
 	}
+}
+
+// nameForgotten names the movements the sandbox held pending before it
+// restarted and no longer knows: a Tracker finds them overdue, and their
+// status check answers that the sandbox does not know them.
+func (w *watch) nameForgotten(now []sandboxctl.Movement) {
+	known := map[string]bool{}
+	for _, m := range now {
+		known[m.Kind+" "+m.ClientReference] = true
+	}
+	var forgotten []string
+	for key := range w.pending {
+		if !known[key] {
+			forgotten = append(forgotten, key)
+		}
+	}
+	if len(forgotten) == 0 {
+		return
+	}
+	slices.Sort(forgotten)
+	fmt.Fprintf(w.stderr, "the restarted sandbox forgot %d movement(s) that were pending: %s; your Tracker will find them overdue and their status check unknown (billing movements --state overdue lists them)\n",
+		len(forgotten), strings.Join(forgotten, ", "))
 }
 
 // isLoopbackHost reports whether host names this machine.

@@ -232,6 +232,9 @@ func TestListenRegistersAgainWhenForgotten(t *testing.T) {
 // again, and listen says the sandbox restarted.
 func TestListenFollowsARestartedSandbox(t *testing.T) {
 	first, base := startSandbox(t)
+	// A movement left pending that the next sandbox will not know.
+	_, stderr, code := billingOnce(t, "trigger", "receive", "--pending", "--sandbox", base, "--reference", "forgotten1")
+	require.Equal(t, 0, code, stderr)
 	listener := start(t, "listen", "--sandbox", base, "--forward-to", "http://127.0.0.1:1/app", "--check-every", "20ms")
 	listener.next(t) // the banner
 	ctl := sandboxctl.New(base, sandboxctl.DefaultClientID, sandboxctl.DefaultClientSecret)
@@ -241,6 +244,7 @@ func TestListenFollowsARestartedSandbox(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, target)
 
+	require.True(t, pendingSeen(t, ctl, "forgotten1"))
 	first.interrupt(t)
 	startSandbox(t, "-addr", strings.TrimPrefix(base, "http://"))
 	deadline := time.Now().Add(eventually)
@@ -255,6 +259,14 @@ func TestListenFollowsARestartedSandbox(t *testing.T) {
 	}
 	listener.interrupt(t)
 	assert.Contains(t, listener.stderr.String(), "restarted")
+	assert.Contains(t, listener.stderr.String(), "forgot 1 movement(s) that were pending: receive forgotten1")
+}
+
+// pendingSeen reports whether the sandbox holds reference pending.
+func pendingSeen(t *testing.T, ctl *sandboxctl.Client, reference string) bool {
+	list, err := ctl.Movements(context.Background(), reference)
+	require.NoError(t, err)
+	return len(list) == 1 && list[0].State == "pending"
 }
 
 // billing deliveries prints every delivery, its body with --json, and billing
