@@ -273,7 +273,7 @@ func (w *watch) nameForgotten(now []sandboxctl.Movement) {
 		return
 	}
 	slices.Sort(forgotten)
-	fmt.Fprintf(w.stderr, "the restarted sandbox forgot %d movement(s) that were pending: %s; your Tracker will find them overdue and their status check unknown (billing movements --state overdue lists them)\n",
+	fmt.Fprintf(w.stderr, "the restarted sandbox forgot %d movement(s) pending when it last looked: %s; your Tracker will find them overdue and their status check unknown (billing movements --state overdue lists them)\n",
 		len(forgotten), strings.Join(forgotten, ", "))
 }
 

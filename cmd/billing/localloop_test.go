@@ -259,7 +259,7 @@ func TestListenFollowsARestartedSandbox(t *testing.T) {
 	}
 	listener.interrupt(t)
 	assert.Contains(t, listener.stderr.String(), "restarted")
-	assert.Contains(t, listener.stderr.String(), "forgot 1 movement(s) that were pending: receive forgotten1")
+	assert.Contains(t, listener.stderr.String(), "forgot 1 movement(s) pending when it last looked: receive forgotten1")
 }
 
 // pendingSeen reports whether the sandbox holds reference pending.
@@ -432,4 +432,22 @@ func execBilling(ctx context.Context, args, env []string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, billingBinary, args...)
 	cmd.Env = append(cleanEnv(), env...)
 	return cmd
+}
+
+// Every command takes --json and -h, as the README says: each command of the
+// table and each control of billing sandbox lists --json in its help.
+func TestEveryCommandTakesJSONAndHelp(t *testing.T) {
+	var names [][]string
+	for _, c := range commands {
+		names = append(names, []string{c.name})
+	}
+	for control := range sandboxControls {
+		names = append(names, []string{"sandbox", control})
+	}
+	for _, name := range names {
+		out := &lockedWriter{w: &bytes.Buffer{}}
+		code := run(context.Background(), append(name, "-h"), &env{stdout: out, stderr: out, getenv: func(string) string { return "" }})
+		assert.Equal(t, 0, code, "%v -h: %s", name, out)
+		assert.Contains(t, out.String(), "-json", "%v -h lists --json", name)
+	}
 }
