@@ -53,7 +53,7 @@ type Client struct {
 
 	// scrub is the gate every error, log record and Observer callback leaves through
 	// (scrub.go), knowing the Client's own credentials.
-	scrub *scrubber
+	scrub *Scrubber
 
 	// Customers registers and manages customers.
 	Customers *CustomersService
@@ -258,7 +258,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		basic = base64.StdEncoding.EncodeToString([]byte(cfg.clientID + ":" + cfg.clientSecret))
 		c.basicAuth = "Basic " + basic
 	}
-	c.scrub = newScrubber(basic, cfg.clientSecret, cfg.secretKey, cfg.sessionToken, cfg.disbursementAccount)
+	c.scrub = NewScrubber(c.secrets(&cfg)...)
 	c.logger = scrubLogger(cfg.logger, c.scrub)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -289,8 +289,9 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, errors.New("billing: no base URL: use WithBaseURL")
 	}
-	// Errors quote the URL without its userinfo: a password in it must not reach logs.
-	shown := redactUserinfo(raw)
+	// Errors quote the URL without its userinfo, query values and fragment: a password
+	// or a token in them must not reach logs.
+	shown := redactQuery(redactUserinfo(raw))
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error
@@ -324,6 +325,39 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// secrets returns every secret the Client holds, for its Scrubber: the credentials it
+// was given (the client id and secret and their Basic pair, the API key, the session
+// token) and the disbursement account.
+func (c *Client) secrets(cfg *config) []string {
+	basic := ""
+	if cfg.clientID != "" {
+		basic = cfg.clientID + ":" + cfg.clientSecret
+	}
+	secrets := []string{cfg.clientID, cfg.clientSecret, basic, cfg.secretKey, cfg.sessionToken, cfg.disbursementAccount}
+	// The base URL's query is not sent, but a token put there is a secret all the same.
+	if _, query, ok := strings.Cut(cfg.baseURL, "?"); ok {
+		query, _, _ = strings.Cut(query, "#")
+		for _, kv := range strings.Split(query, "&") {
+			_, v, _ := strings.Cut(kv, "=")
+			if d, err := url.QueryUnescape(v); err == nil && d != v {
+				secrets = append(secrets, d)
+			}
+			secrets = append(secrets, v)
+		}
+	}
+	return secrets
+}
+
+// Scrubber returns the Client's own Scrubber: the one every error, log record, Observer
+// callback and span of the Client leaves through, knowing the credentials the Client
+// was given. Pass through it any text a program prints beside what the SDK prints.
+func (c *Client) Scrubber() *Scrubber {
+	if c == nil {
+		return nil
+	}
+	return c.scrub
+}
+
 // redactUserinfo returns raw with the userinfo of its authority (user:password@) replaced,
 // working on the text so that it also serves a URL that does not parse.
 func redactUserinfo(raw string) string {
@@ -339,6 +373,33 @@ func redactUserinfo(raw string) string {
 		return raw
 	}
 	return prefix + "redacted@" + rest[at+1:]
+}
+
+// redactQuery returns raw with the value of every parameter of its query, and its
+// fragment, replaced: "?token=[redacted]&limit=[redacted]". The names stay, to say which
+// parameter is refused.
+func redactQuery(raw string) string {
+	rest, fragment, hasFragment := strings.Cut(raw, "#")
+	base, query, hasQuery := strings.Cut(rest, "?")
+	if !hasQuery && !hasFragment {
+		return raw
+	}
+	shown := base
+	if hasQuery {
+		params := strings.Split(query, "&")
+		for i, kv := range params {
+			if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+				params[i] = k + "=" + redacted
+			} else if !ok && kv != "" {
+				params[i] = redacted
+			}
+		}
+		shown += "?" + strings.Join(params, "&")
+	}
+	if hasFragment && fragment != "" {
+		shown += "#" + redacted
+	}
+	return shown
 }
 
 func isLoopback(host string) bool {
@@ -663,7 +724,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget, err error) error {
 	h := out.header()
 	if err != nil {
-		scrubURL(err)
+		c.scrub.scrubURL(err)
 		if !st.reached && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return err // nothing reached the server
 		}
@@ -674,9 +735,9 @@ func (c *Client) result(o *op, st *attemptState, res *response, out decodeTarget
 		}
 		if st.class != retryRead && !st.reached && !st.delivered && !st.resent {
 			// No attempt wrote a byte of the request: it never reached the service.
-			return fmt.Errorf("billing: %s %s: %w: %w", o.method, maskNumbers(o.path), ErrNotSent, err)
+			return fmt.Errorf("billing: %s %s: %w: %w", o.method, c.scrub.Text(o.path), ErrNotSent, err)
 		}
-		return fmt.Errorf("billing: %s %s: %w", o.method, maskNumbers(o.path), err)
+		return fmt.Errorf("billing: %s %s: %w", o.method, c.scrub.Text(o.path), err)
 	}
 	ok := res.status >= 200 && res.status < 300
 	if ok && o.codeIsData {
@@ -743,10 +804,11 @@ func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 		Field:        h.Field,
 		Body:         res.body,
 		Method:       o.method,
-		Path:         maskNumbers(o.path),
+		Path:         c.scrub.Text(o.path),
 		ipRestricted: o.ipRestricted,
 		RequestID:    res.requestID(),
 		Header:       res.header,
+		scrub:        c.scrub,
 	}
 	if apiErr.Message == "" && (res.status < 200 || res.status >= 300) {
 		apiErr.Message = http.StatusText(res.status)
@@ -756,8 +818,8 @@ func (c *Client) apiError(o *op, res *response, h *envelopeHeader) *APIError {
 
 // unknown wraps err as the unknown outcome of o.
 func (c *Client) unknown(o *op, res *response, err error) error {
-	return &OutcomeUnknownError{Operation: o.operation, findOut: o.findOut, ClientReference: o.clientReference, Method: o.method, Path: maskNumbers(o.path), Err: err,
-		RequestID: res.requestID()}
+	return &OutcomeUnknownError{Operation: o.operation, findOut: o.findOut, ClientReference: o.clientReference, Method: o.method, Path: c.scrub.Text(o.path), Err: err,
+		RequestID: res.requestID(), scrub: c.scrub}
 }
 
 // classifiedStatus reports whether status is one the SDK reads as a definite answer:

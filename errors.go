@@ -164,8 +164,9 @@ type APIError struct {
 	StatusCode int
 	// Code is the service's response code, or its error code, when the body carries one.
 	Code ResponseCode
-	// Message is the service's description of the failure, as sent. Error() masks the
-	// runs of seven or more digits in it (phone and account numbers).
+	// Message is the service's description of the failure, as sent. Error() and
+	// GoString print it through the Client's Scrubber: without the Client's credentials,
+	// phone and account numbers, or email addresses it may quote.
 	Message string
 	// Field names the offending request field, when the service says which.
 	Field string
@@ -183,9 +184,13 @@ type APIError struct {
 	// Header is the header of the response, as received.
 	Header http.Header
 
-	ipRestricted bool // the endpoint enforces the IP allowlist, so 403 means ErrIPNotAllowed
+	ipRestricted bool      // the endpoint enforces the IP allowlist, so 403 means ErrIPNotAllowed
+	scrub        *Scrubber // the Client's, knowing its credentials: Error and GoString print through it
 }
 
+// Error prints the failure through the Client's Scrubber: the service's message may
+// quote a phone or account number, an email address, or the credentials it refused.
+// Message, Body and Header keep the text as sent.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("billing: ")
@@ -198,15 +203,12 @@ func (e *APIError) Error() string {
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
-		// The service's message can quote a phone or account number ("233241234567 has
-		// no approved mandate"), and error strings end up in logs: mask digit runs as
-		// the logs do. Message and Body keep the text as sent.
-		b.WriteString(scrubText(e.Message))
+		b.WriteString(e.Message)
 	}
 	if e.RequestID != "" {
 		b.WriteString(" (request id " + e.RequestID + ")")
 	}
-	return b.String()
+	return e.scrub.Text(b.String())
 }
 
 // Is lets errors.Is match the sentinels by HTTP status and response code.
@@ -240,9 +242,12 @@ type OutcomeUnknownError struct {
 	// code 0005, a body cut short), to quote to support; empty otherwise.
 	RequestID string
 
-	findOut string // how to learn whether a write that is no money movement was done
+	findOut string    // how to learn whether a write that is no money movement was done
+	scrub   *Scrubber // the Client's, knowing its credentials: Error and GoString print through it
 }
 
+// Error prints what is unknown and how to resolve it, through the Client's Scrubber: the
+// cause may quote what the network said.
 func (e *OutcomeUnknownError) Error() string {
 	ref := ""
 	if e.ClientReference != "" {
@@ -259,7 +264,7 @@ func (e *OutcomeUnknownError) Error() string {
 	if e.findOut != "" {
 		resolve = "it may have been done; " + e.findOut
 	}
-	return fmt.Sprintf("billing: %s%s %s: outcome unknown%s, %s: %v", op, e.Method, e.Path, ref, resolve, e.Err)
+	return e.scrub.Text(fmt.Sprintf("billing: %s%s %s: outcome unknown%s, %s: %v", op, e.Method, e.Path, ref, resolve, e.Err))
 }
 
 // Unwrap exposes the cause, so errors.As can reach an *APIError inside.

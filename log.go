@@ -31,7 +31,7 @@ func (c *Client) logResult(ctx context.Context, o *op, st *attemptState, res *re
 	}
 	attrs := []slog.Attr{
 		slog.String("method", o.method),
-		slog.String("path", maskNumbers(o.path)),
+		slog.String("path", c.scrub.Text(o.path)), // the Client's secrets first, then numbers
 		slog.Int("attempts", st.attempts),
 		slog.Duration("took", took),
 	}
@@ -57,62 +57,16 @@ func (c *Client) logResult(ctx context.Context, o *op, st *attemptState, res *re
 //
 // A number may be written in groups joined by separators: spaces of any kind (NBSP,
 // NNBSP, thin and other Unicode spaces), zero-width characters, dots, hyphens and dashes,
-// underscores, up to three of them between two groups ("+233 55 777 1234",
-// "233.55.777.1234", "233_557_771_234"); its digits are counted together. Letters after
+// underscores and plus signs (a space in a query), up to three of them between two
+// groups ("+233 55 777 1234", "233.55.777.1234", "233_557_771_234", "233+55+777+1234");
+// its digits are counted together. The text is read decoded (scrub_detect.go), so an
+// escape before or inside a number does not hide it ("%2B233…", "２３３…"). Letters after
 // it do not hide it ("9988776655443X"). An ISO date (2025-01-15) and a dotted IPv4
 // address before a port are not numbers. A run joined to letters or an underscore before it is part
 // of an id or a reference ("cus_01H…", "ref0001234567") and stays as it is, unless the
 // letters before it, or before an underscore, name a number ("msisdn233…",
 // "msisdn_233…", "ACC998…", "customerMsisdn233…").
-func maskNumbers(s string) string {
-	s = maskEmails(s)
-	var out []byte
-	for i := 0; i < len(s); {
-		if !isDigit(s[i]) {
-			i++
-			continue
-		}
-		start := i
-		digits := 0
-		for {
-			for i < len(s) && isDigit(s[i]) {
-				i++
-				digits++
-			}
-			// Another group follows one to three separators.
-			j := i
-			for n := 0; n < 3; n++ {
-				w := separatorLen(s, j)
-				if w == 0 {
-					break
-				}
-				j += w
-			}
-			if j > i && j < len(s) && isDigit(s[j]) {
-				i = j
-				continue
-			}
-			break
-		}
-		joinedBefore := start > 0 && isWordByte(s[start-1]) && !numberLabelBefore(s, start)
-		if digits < 7 || joinedBefore || isoDate(s[start:i]) || (ipv4(s[start:i]) && i < len(s) && s[i] == ':') {
-			continue
-		}
-		if out == nil {
-			out = []byte(s)
-		}
-		for j, left := start, digits-3; left > 0; j++ {
-			if isDigit(out[j]) {
-				out[j] = '*'
-				left--
-			}
-		}
-	}
-	if out == nil {
-		return s
-	}
-	return string(out)
-}
+func maskNumbers(s string) string { return scrubWith(s, nil, detectPersonal) }
 
 // separatorLen returns the length in bytes of the separator that starts s[i:], or 0:
 // a Unicode space or zero-width character, a dot, an underscore, or a hyphen or dash.
@@ -121,7 +75,7 @@ func separatorLen(s string, i int) int {
 		return 0
 	}
 	switch s[i] {
-	case ' ', '.', '-', '_', '\t':
+	case ' ', '.', '-', '_', '+', '\t':
 		return 1
 	}
 	if s[i] < utf8.RuneSelf {
@@ -157,57 +111,11 @@ func ipv4(s string) bool {
 }
 
 // maskEmails masks the local part of every email address in s but its first character:
-// "ama.mensah@example.com" becomes "a***@example.com". An at sign written %40, as in a
-// query string, counts too.
+// "ama.mensah@example.com" becomes "a***@example.com" (see view.emails).
 func maskEmails(s string) string {
-	if !strings.Contains(s, "@") && !strings.Contains(s, "%40") {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(s); i++ {
-		at := 0
-		switch {
-		case s[i] == '@':
-			at = 1
-		case s[i] == '%' && i+2 < len(s) && s[i+1] == '4' && s[i+2] == '0':
-			at = 3
-		default:
-			continue
-		}
-		local := i
-		for local > last && isEmailLocalByte(s[local-1]) {
-			local--
-		}
-		end := i + at
-		for end < len(s) && isDomainByte(s[end]) {
-			end++
-		}
-		domain := s[i+at : end]
-		if local == i || !strings.Contains(domain, ".") {
-			continue
-		}
-		b.WriteString(s[last:local])
-		b.WriteByte(s[local])
-		b.WriteString("***")
-		b.WriteString(s[i:end])
-		last = end
-		i = end - 1
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	v := decodeView(s)
+	return v.apply(v.emails(nil))
 }
-
-func isEmailLocalByte(c byte) bool {
-	// The characters local parts are written with in practice: the rarer ones RFC 5322
-	// allows (=, &, ?, …) mostly join an address to what precedes it in a query.
-	return isLetter(c) || isDigit(c) || strings.IndexByte(".'+_-", c) >= 0
-}
-
-func isDomainByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '.' || c == '-' }
 
 // numberLabels are words that, written right before a digit run, say it is a phone or
 // account number.
@@ -223,9 +131,9 @@ func numberLabelBefore(s string, end int) bool {
 	for start > 0 && isLetter(s[start-1]) {
 		start--
 	}
-	word := strings.ToLower(s[start:end])
+	word := s[start:end]
 	for _, label := range numberLabels {
-		if !strings.HasSuffix(word, label) {
+		if len(word) < len(label) || !hasPrefixFold(word[len(word)-len(label):], label) {
 			continue
 		}
 		// A long label names a number at the end of any word ("customerMsisdn"); a
@@ -254,13 +162,14 @@ func isWordByte(b byte) bool {
 	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
 }
 
-// scrubURL scrubs (scrubText) the URL inside a transport error, which net/http writes
-// into the error text. The retry policy calls it on the first sight of the error, before
-// an Observer or a log is told of it.
-func scrubURL(err error) {
+// scrubURL scrubs the URL inside a transport error, which net/http writes into the
+// error text, with s: the Client's secrets first (a session token or key in a query),
+// then what Scrub masks. The retry policy calls it on the first sight of the error,
+// before an Observer or a log is told of it. A URL it scrubbed already stays as it is.
+func (s *Scrubber) scrubURL(err error) {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		ue.URL = scrubText(ue.URL)
+		ue.URL = s.Text(ue.URL)
 	}
 }
 

@@ -221,7 +221,7 @@ func (s *MandatesService) Cancel(ctx context.Context, customerMSISDN string) (*M
 	if message == "" {
 		message = "the service answered data false: the mandate was not cancelled"
 	}
-	return nil, &APIError{StatusCode: http.StatusOK, Code: env.code(), Message: message, Method: o.method, Path: maskNumbers(o.path)}
+	return nil, &APIError{StatusCode: http.StatusOK, Code: env.code(), Message: message, Method: o.method, Path: maskNumbers(o.path), scrub: s.client.scrub}
 }
 
 // cancelAnswer is the data of a cancel: the cancelled mandate on the spec's wire, a

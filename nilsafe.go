@@ -31,7 +31,13 @@ func nilEvent(ev Event) bool {
 // record): a panic there, in a Store, a handler of the merchant's or a bug of the SDK,
 // would otherwise end the merchant's process, and no caller could catch it.
 func recovered(logger *slog.Logger, where string, p any) error {
-	err := fmt.Errorf("billing: recovered a panic in %s: %s", where, scrubText(fmt.Sprint(p)))
+	var s *Scrubber // the error text knows the secrets the logger's scrubber knows
+	if logger != nil {
+		if h, ok := logger.Handler().(*scrubHandler); ok {
+			s = h.scrub
+		}
+	}
+	err := fmt.Errorf("billing: recovered a panic in %s: %s", where, s.Text(fmt.Sprint(p)))
 	if logger != nil {
 		logger.LogAttrs(context.Background(), slog.LevelError, "billing: recovered a panic",
 			slog.String("where", where), slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))

@@ -115,7 +115,7 @@ type clientObserver struct {
 	Observer
 	address string
 	port    int
-	scrub   *scrubber // the Client's: every error an Observer is told is scrubbed
+	scrub   *Scrubber // the Client's: every error an Observer is told is scrubbed
 	baseURL string    // the Client's base URL, which transport errors quote
 }
 
@@ -292,7 +292,7 @@ func (call *callObservation) scrubbed(err error) error {
 	if err == nil {
 		return nil
 	}
-	text := call.obs.scrub.text(err.Error())
+	text := call.obs.scrub.Text(err.Error())
 	route := call.info.Route
 	if base := call.obs.baseURL; base != "" && strings.Contains(text, base) {
 		var b strings.Builder
@@ -312,7 +312,7 @@ func (call *callObservation) scrubbed(err error) error {
 		b.WriteString(text)
 		text = b.String()
 	}
-	if p := scrubText(call.path); p != "" && p != route {
+	if p := call.obs.scrub.Text(call.path); p != "" && p != route {
 		text = strings.ReplaceAll(text, p, route)
 	}
 	return &scrubbedError{text: text, err: err, s: call.obs.scrub}

@@ -134,7 +134,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		st = &attemptState{class: retryWrite}
 	}
 	if err != nil {
-		scrubURL(err) // before an Observer or a log sees it
+		c.scrub.scrubURL(err) // before an Observer or a log sees it
 		st.reached = st.mayHaveArrived(err)
 		st.delivered = st.delivered || st.reached
 		if ctxErr := ctx.Err(); ctxErr != nil {

@@ -2,12 +2,16 @@ package billing
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
+	"sort"
 	"strings"
 )
 
@@ -16,63 +20,167 @@ import (
 // callback and span attribute leaves through it, so none carries a phone number or
 // MSISDN, an account number, an email address, the userinfo of a URL, a credential
 // written after Basic, Bearer or a key named like a secret, or one of the Client's own
-// credentials.
+// credentials in any encoding. How it reads a text (decoded, masking the original span)
+// is scrub_detect.go.
 
 // Scrub returns text as the SDK lets it reach a log, an error string or a trace: the
 // userinfo of every URL in it replaced, every credential written after "Basic",
-// "Bearer", "Authorization" or a key naming a secret, token or password redacted, every
-// number of seven or more digits masked but its last three, and every email address
-// masked but the first character of its local part. Package otelbilling passes every
-// text it puts on a span through it; an Observer of one's own may do the same.
+// "Bearer", "Authorization" or a key naming a secret, token or password redacted (after
+// "Basic", "Bearer" or a name and a colon, only a value that looks like a credential: the
+// words "Basic client credentials" stay), every number of seven or more digits masked but
+// its last three, and every email address masked but the first character of its local
+// part. It reads the text decoded (percent escapes, also doubled, JSON escapes, fullwidth
+// and other Unicode digits), so "msisdn=%2B233241239876" and "ama%2Bvip%40example.com"
+// are found, and masks the text as written. It knows no secret by its value: a Client's
+// Scrubber does. Package otelbilling passes every text it puts on a span through the
+// Client's; an Observer of one's own may do the same.
 func Scrub(text string) string { return scrubText(text) }
 
 // scrubText is Scrub.
-func scrubText(s string) string {
-	s = redactURLUserinfo(s)
-	s = redactCredentials(s)
-	return maskNumbers(s)
+func scrubText(s string) string { return scrubWith(s, nil, detectAll) }
+
+// Scrubber masks the secrets it was given (every encoding) and personal data in text.
+//
+// A Scrubber knows its secrets: it removes each by exact match, written as given,
+// percent-encoded (upper- and lower-case hex, as a path or a query writes it),
+// JSON-escaped, and in base64 (standard and URL alphabets, with and without padding),
+// the base64 of each pair joined by a colon as HTTP Basic writes a client id and secret
+// included; a secret made of digits (a disbursement account) is masked as a number is,
+// its last three digits kept. After the secrets it masks what Scrub masks: phone and account numbers,
+// email addresses, URL userinfo and credentials written after a credential's name. A
+// Client has one that knows the credentials it was given (Client.Scrubber); a program
+// that prints what the SDK tells it (a command line, an operator's page) makes one from
+// the secrets it holds. A Scrubber is safe for concurrent use.
+type Scrubber struct {
+	// forms is every form of every secret, longest first, so that a secret written
+	// inside a longer one is replaced with it.
+	forms []secretForm
 }
 
-// scrubber is the scrubber of one Client: scrubText, after the Client's own secrets
-// (credentials and the disbursement account) are replaced wherever they appear.
-type scrubber struct {
-	secrets []string
+// secretForm is one way a secret is written, and what replaces it: "[redacted]", or for
+// a secret made of digits (an account number) the digits masked but the last three, as
+// any number is, so that its owner still knows which one it was.
+type secretForm struct {
+	text, with string
 }
 
-// newScrubber returns the scrubber of a Client holding secrets; empty ones are ignored.
-func newScrubber(secrets ...string) *scrubber {
-	s := &scrubber{}
+// NewScrubber returns a Scrubber that removes secrets, in every encoding they can take,
+// from the text it scrubs; empty secrets are ignored.
+func NewScrubber(secrets ...string) *Scrubber {
+	s := &Scrubber{}
+	var given []string
 	for _, v := range secrets {
 		if v != "" {
-			s.secrets = append(s.secrets, v)
+			given = append(given, v)
 		}
 	}
-	return s
-}
-
-// text scrubs t. A nil scrubber applies scrubText alone.
-func (s *scrubber) text(t string) string {
-	if s != nil {
-		for _, secret := range s.secrets {
-			if strings.Contains(t, secret) {
-				t = strings.ReplaceAll(t, secret, "[redacted]")
+	seen := map[string]bool{}
+	add := func(with string, forms ...string) {
+		for _, f := range forms {
+			if f != "" && !seen[f] {
+				seen[f] = true
+				s.forms = append(s.forms, secretForm{f, with})
 			}
 		}
 	}
-	return scrubText(t)
+	for _, v := range given {
+		with := redacted
+		if isDigits(v) {
+			with = maskedDigits(v)
+		}
+		add(with, secretForms(v)...)
+		add(redacted, base64Forms(v)...)
+		for _, w := range given {
+			if w != v {
+				add(redacted, base64Forms(v+":"+w)...) // HTTP Basic: client id and secret
+			}
+		}
+	}
+	sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i].text) > len(s.forms[j].text) })
+	return s
 }
 
-// error returns err as an observer may see it: its text scrubbed, its chain intact for
-// errors.Is and errors.As (the transport's *url.Error in it already carries the scrubbed
-// URL: see scrubURL). nil stays nil.
-func (s *scrubber) error(err error) error {
+// maskedDigits returns a number as the scrubber masks one: its last three digits of seven
+// or more, none of a shorter one.
+func maskedDigits(v string) string {
+	keep := 0
+	if len(v) >= 7 {
+		keep = 3
+	}
+	return strings.Repeat("*", len(v)-keep) + v[len(v)-keep:]
+}
+
+// secretForms returns v as text may carry it: as given, percent-encoded as a query value
+// and as a path segment (in upper- and lower-case hex), and JSON-escaped.
+func secretForms(v string) []string {
+	forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
+	for _, f := range forms[1:] {
+		forms = append(forms, lowerHex(f))
+	}
+	if j, err := json.Marshal(v); err == nil {
+		forms = append(forms, string(j[1:len(j)-1]))
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		j := strings.TrimSpace(b.String())
+		forms = append(forms, j[1:len(j)-1])
+	}
+	return forms
+}
+
+// base64Forms returns v in base64: standard and URL alphabets, padded and not.
+func base64Forms(v string) []string {
+	return []string{
+		base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v)),
+		base64.URLEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v)),
+	}
+}
+
+// lowerHex returns s with the hex digits of its percent escapes in lower case.
+func lowerHex(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerASCII(b[i+1]), lowerASCII(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func lowerASCII(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// Text returns text scrubbed: every form of every secret of s replaced with "[redacted]",
+// then what Scrub masks masked. A nil *Scrubber knows no secrets: it scrubs personal
+// data and credential-shaped text only.
+func (s *Scrubber) Text(text string) string {
+	if s == nil {
+		return scrubWith(text, nil, detectAll)
+	}
+	return scrubWith(text, s.forms, detectAll)
+}
+
+// Error returns err as an observer may see it: its text scrubbed (Text) under every
+// verb of fmt, its chain intact for errors.Is, and errors.As of an error struct in it
+// finding a scrubbed copy of that struct. nil stays nil. The transport's *url.Error in
+// it already carries the scrubbed URL: see scrubURL.
+func (s *Scrubber) Error(err error) error {
 	if err == nil {
 		return nil
 	}
-	if se, ok := err.(*scrubbedError); ok {
+	if se, ok := err.(*scrubbedError); ok && se.s == s {
 		return se
 	}
-	return &scrubbedError{text: s.text(err.Error()), err: err, s: s}
+	return &scrubbedError{text: s.Text(err.Error()), err: err, s: s}
 }
 
 // scrubbedError is an error whose text was scrubbed: it prints that text under every
@@ -83,7 +191,7 @@ func (s *scrubber) error(err error) error {
 type scrubbedError struct {
 	text string
 	err  error
-	s    *scrubber
+	s    *Scrubber
 }
 
 func (e *scrubbedError) Error() string { return e.text }
@@ -133,7 +241,7 @@ func (e *scrubbedError) As(target any) bool {
 // http.Header kept to its request id, nested structs alike. Any other map, slice,
 // pointer or interface is cleared: what the scrubber cannot read, an observer does not
 // get.
-func (s *scrubber) scrubFields(v reflect.Value) {
+func (s *Scrubber) scrubFields(v reflect.Value) {
 	for i := range v.NumField() {
 		f := v.Field(i)
 		if !f.CanSet() {
@@ -148,13 +256,13 @@ func (s *scrubber) scrubFields(v reflect.Value) {
 			f.Set(reflect.ValueOf(h))
 		case f.Type() == reflect.TypeOf((*error)(nil)).Elem():
 			if err, _ := f.Interface().(error); err != nil {
-				f.Set(reflect.ValueOf(s.error(err)))
+				f.Set(reflect.ValueOf(s.Error(err)))
 			}
 		case f.Kind() == reflect.String:
-			f.SetString(s.text(f.String()))
+			f.SetString(s.Text(f.String()))
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Uint8:
 			if !f.IsNil() {
-				f.SetBytes([]byte(s.text(string(f.Bytes()))))
+				f.SetBytes([]byte(s.Text(string(f.Bytes()))))
 			}
 		case f.Kind() == reflect.Struct:
 			s.scrubFields(f)
@@ -177,156 +285,17 @@ func (e *scrubbedError) Format(f fmt.State, verb rune) {
 // which fmt would otherwise print field by field.
 func (e *APIError) GoString() string {
 	return fmt.Sprintf("&billing.APIError{StatusCode:%d, Code:%q, Message:%q, Field:%q, Method:%q, Path:%q, RequestID:%q, Body:(%d bytes)}",
-		e.StatusCode, e.Code, scrubText(e.Message), e.Field, e.Method, scrubText(e.Path), e.RequestID, len(e.Body))
+		e.StatusCode, e.scrub.Text(string(e.Code)), e.scrub.Text(e.Message), e.scrub.Text(e.Field), e.Method, e.scrub.Text(e.Path), e.scrub.Text(e.RequestID), len(e.Body))
 }
 
 // GoString prints an *OutcomeUnknownError under %#v with its cause as its scrubbed text.
 func (e *OutcomeUnknownError) GoString() string {
 	cause := ""
 	if e.Err != nil {
-		cause = scrubText(e.Err.Error())
+		cause = e.scrub.Text(e.Err.Error())
 	}
 	return fmt.Sprintf("&billing.OutcomeUnknownError{ClientReference:%q, Method:%q, Path:%q, Err:%q, RequestID:%q}",
-		e.ClientReference, e.Method, scrubText(e.Path), cause, e.RequestID)
-}
-
-// redactURLUserinfo replaces the userinfo of every URL in s ("scheme://user:pass@host")
-// with "***". A URL runs from its "//" to the first white space or quote; its
-// userinfo, to the last '@' in it, so that a password holding '/', '?', '#' or '@' is
-// hidden whole. An '@' in a URL's path or query hides more than the userinfo, never less.
-func redactURLUserinfo(s string) string {
-	if !strings.Contains(s, "@") || !strings.Contains(s, "//") {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] != '/' || s[i+1] != '/' {
-			continue
-		}
-		start := i + 2
-		end := start
-		for end < len(s) && !urlStop(s[end]) {
-			end++
-		}
-		at := strings.LastIndexByte(s[start:end], '@')
-		if at < 0 {
-			i = end - 1
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString("***")
-		last = start + at
-		i = end - 1
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// urlStop reports whether c ends a URL written in text.
-func urlStop(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`'
-}
-
-// credentialWords are the words after which text carries a credential: the schemes of
-// the Authorization header, and the names of secrets in key=value, key: value and JSON
-// text (secrecyByName's credentials).
-var credentialWords = []string{"basic", "bearer", "authorization", "secret", "token", "password", "passwd", "otpcode", "apikey", "api_key"}
-
-// redactCredentials replaces the value written after each credential word of s (after
-// the rest of the word, an optional quote, '=' or ':', and spaces; for "Basic" and
-// "Bearer", after the space) with "[redacted]".
-func redactCredentials(s string) string {
-	lower := ""
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i] | 0x20
-		if c != 'b' && c != 'a' && c != 's' && c != 't' && c != 'p' && c != 'o' {
-			continue
-		}
-		if lower == "" {
-			lower = strings.ToLower(s)
-		}
-		for _, w := range credentialWords {
-			if !strings.HasPrefix(lower[i:], w) || (i > 0 && isLetter(s[i-1]) && w != "secret" && w != "token" && w != "password") {
-				continue
-			}
-			v := valueAfter(s, i+len(w), w == "basic" || w == "bearer")
-			if v < 0 {
-				continue
-			}
-			if w == "authorization" { // its value is a scheme and a credential
-				for _, scheme := range []string{"basic", "bearer"} {
-					if strings.HasPrefix(lower[v:], scheme+" ") {
-						v += len(scheme)
-						for v < len(s) && s[v] == ' ' {
-							v++
-						}
-					}
-				}
-			}
-			end := v
-			for end < len(s) && credentialByte(s[end]) {
-				end++
-			}
-			if end == v {
-				continue
-			}
-			b.WriteString(s[last:v])
-			b.WriteString("[redacted]")
-			last = end
-			i = end - 1
-			break
-		}
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// valueAfter returns where the value after a credential word ending at i starts, or -1
-// when none follows: for a scheme, after one or more spaces; for a key, after the rest
-// of its name, an optional closing quote, '=' or ':', and optional spaces and quote.
-func valueAfter(s string, i int, scheme bool) int {
-	if scheme {
-		j := i
-		for j < len(s) && s[j] == ' ' {
-			j++
-		}
-		if j == i {
-			return -1
-		}
-		return j
-	}
-	for i < len(s) && (isLetter(s[i]) || isDigit(s[i]) || s[i] == '_' || s[i] == '-') {
-		i++
-	}
-	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
-		i++
-	}
-	for i < len(s) && s[i] == ' ' {
-		i++
-	}
-	if i >= len(s) || (s[i] != '=' && s[i] != ':') {
-		return -1
-	}
-	i++
-	for i < len(s) && (s[i] == ' ' || s[i] == '"' || s[i] == '\'') {
-		i++
-	}
-	return i
-}
-
-// credentialByte reports whether c may be part of a credential: anything but white
-// space, quotes and the separators of a list or a query.
-func credentialByte(c byte) bool {
-	return c > ' ' && c != '"' && c != '\'' && c != ',' && c != ';' && c != '&' && c != '}' && c != ')' && c != ']'
+		e.scrub.Text(e.ClientReference), e.Method, e.scrub.Text(e.Path), cause, e.scrub.Text(e.RequestID))
 }
 
 // scrubHandler is a slog.Handler that scrubs every record before the handler it wraps
@@ -335,11 +304,11 @@ func credentialByte(c byte) bool {
 // scrubbed text.
 type scrubHandler struct {
 	next  slog.Handler
-	scrub *scrubber
+	scrub *Scrubber
 }
 
 // scrubLogger returns l with every record scrubbed by s; nil stays nil.
-func scrubLogger(l *slog.Logger, s *scrubber) *slog.Logger {
+func scrubLogger(l *slog.Logger, s *Scrubber) *slog.Logger {
 	if l == nil {
 		return nil
 	}
@@ -354,7 +323,7 @@ func (h *scrubHandler) Enabled(ctx context.Context, level slog.Level) bool {
 }
 
 func (h *scrubHandler) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, h.scrub.text(r.Message), r.PC)
+	out := slog.NewRecord(r.Time, r.Level, h.scrub.Text(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
@@ -379,7 +348,7 @@ func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.scrub.text(v.String()))
+		return slog.String(a.Key, h.scrub.Text(v.String()))
 	case slog.KindGroup:
 		group := v.Group()
 		scrubbed := make([]any, len(group))
@@ -390,9 +359,9 @@ func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		x := v.Any()
 		if err, ok := x.(error); ok {
-			return slog.String(a.Key, h.scrub.text(err.Error()))
+			return slog.String(a.Key, h.scrub.Text(err.Error()))
 		}
-		return slog.String(a.Key, h.scrub.text(fmt.Sprintf("%+v", x)))
+		return slog.String(a.Key, h.scrub.Text(fmt.Sprintf("%+v", x)))
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
