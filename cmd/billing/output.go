@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,23 +142,9 @@ func redactURL(raw string) string {
 func quoteURL(raw string) string { return strconv.Quote(redactURL(raw)) }
 
 // newTextScrubber returns the function every line of output passes through:
-// the secrets by exact match (longest first), then billing.Scrub.
+// the SDK's scrubber, knowing the command's own secrets.
 func newTextScrubber(secrets []string) func(string) string {
-	forms := map[string]bool{}
-	for _, s := range secrets {
-		forms[s], forms[url.QueryEscape(s)], forms[url.PathEscape(s)] = true, true, true
-	}
-	ordered := make([]string, 0, len(forms))
-	for f := range forms {
-		ordered = append(ordered, f)
-	}
-	slices.SortFunc(ordered, func(a, b string) int { return len(b) - len(a) })
-	return func(text string) string {
-		for _, f := range ordered {
-			text = strings.ReplaceAll(text, f, "[redacted]")
-		}
-		return billing.Scrub(text)
-	}
+	return billing.NewScrubber(secrets...).Text
 }
 
 // scrubWriter scrubs what is written to w, a line at a time: a secret split
