@@ -142,10 +142,32 @@ func redactURL(raw string) string {
 func quoteURL(raw string) string { return strconv.Quote(redactURL(raw)) }
 
 // newTextScrubber returns the function every line of output passes through:
-// the SDK's scrubber, knowing the command's own secrets.
+// the SDK's scrubber, knowing the command's own secrets, given each column of
+// a line apart (columns are set off by two spaces or more, or a tab), so that
+// an amount beside a date is not read as one long number. A secret that holds
+// such a gap itself has each line scrubbed whole.
 func newTextScrubber(secrets []string) func(string) string {
-	return billing.NewScrubber(secrets...).Text
+	text := billing.NewScrubber(secrets...).Text
+	for _, secret := range secrets {
+		if columnGap.MatchString(secret) {
+			return text
+		}
+	}
+	return func(line string) string {
+		var b strings.Builder
+		last := 0
+		for _, gap := range columnGap.FindAllStringIndex(line, -1) {
+			b.WriteString(text(line[last:gap[0]]))
+			b.WriteString(line[gap[0]:gap[1]])
+			last = gap[1]
+		}
+		b.WriteString(text(line[last:]))
+		return b.String()
+	}
 }
+
+// columnGap is what sets off two columns of a line of output.
+var columnGap = regexp.MustCompile(`  +|\t+|\n`)
 
 // scrubWriter scrubs what is written to w, a line at a time: a secret split
 // across two writes is still found whole. Flush writes what is left of a last
