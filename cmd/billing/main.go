@@ -8,6 +8,8 @@
 //	billing sandbox                                   # serves the sandbox on 127.0.0.1:4010
 //	billing listen --forward-to http://localhost:8080/webhooks
 //	billing trigger receive --fail --wait
+//	billing deliveries --follow
+//	billing resend 3
 //	billing sandbox advance 6m
 //	billing movements --database-url postgres://... --state overdue
 //	billing reconcile --database-url postgres://... --from 24h
