@@ -6,10 +6,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +34,14 @@ import (
 //     (outside CI, only where PostgreSQL is installed: the script would install it);
 //   - every `go run` the prose names is one of the block lines, so none goes untested;
 //   - the `billing` lines of the sh blocks (the command of cmd/billing, built here) run in
-//     order, alone, as one session: a server line first, the others while it serves.
+//     order as one session: a server line first, the others while it serves. A line
+//     whose comment says "refused" must exit 1 and say why; a server line whose comment
+//     says "restarts the sandbox" first stops the sandbox serving (Ctrl+C), and the
+//     session goes on once every running listen registered with the new one. The app
+//     at http://localhost:8080 is served by the test and answers every delivery with a
+//     redirect: the session shows that the sandbox hears the app's own status;
+//   - every sandbox runs at a free port, which BILLING_BASE_URL names, so the README's
+//     commands run while another process holds the sandbox's default address.
 
 // readmeCommandTimeout bounds one command, its compilation included.
 const readmeCommandTimeout = 5 * time.Minute
@@ -138,8 +151,6 @@ func TestReadmeCommandsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not parallel: it runs alone, before the parallel subtests below start, so its
-	// sandbox has the default address to itself.
 	t.Run("billing session", func(t *testing.T) { runBillingSession(t, root, readmeBillingSession(t)) })
 	for _, c := range block {
 		t.Run(c.command, func(t *testing.T) {
@@ -158,11 +169,46 @@ func TestReadmeCommandsRun(t *testing.T) {
 	}
 }
 
+// readmeApp is the application the README's session forwards to, at
+// http://localhost:8080 in the README: it answers every post with a redirect,
+// and records every request.
+type readmeApp struct {
+	mu       sync.Mutex
+	requests []string
+	bodies   []string
+}
+
+func (a *readmeApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	a.mu.Lock()
+	a.requests = append(a.requests, r.Method+" "+r.URL.Path)
+	a.bodies = append(a.bodies, string(b))
+	a.mu.Unlock()
+	http.Redirect(w, r, "/login", http.StatusFound)
+}
+
+func (a *readmeApp) seen() ([]string, []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.requests), slices.Clone(a.bodies)
+}
+
+// freeLoopbackURL returns http://127.0.0.1:PORT for a port free when asked.
+func freeLoopbackURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return "http://" + l.Addr().String()
+}
+
 // runBillingSession builds the billing command (cmd/billing, a module of its own), puts
-// it first on PATH and runs the session's lines from dir in order: a line whose comment
-// says "Ctrl+C stops" is a server, started and left serving once it printed its address
-// and "Ctrl+C"; every other line must exit 0. The servers are then interrupted, the last
-// started first, and must stop cleanly.
+// it first on PATH and runs the session's lines from dir in order, as the rules at the
+// top of this file say. The servers are then interrupted, the last started first, and
+// must stop cleanly; the app must have seen only the posts (no redirect followed), and
+// the checkout webhook after the restart.
 func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 	if len(session) == 0 {
 		t.Fatal("README.md has no billing line in a fenced sh block: its Local development section shows the command")
@@ -174,6 +220,13 @@ func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building cmd/billing: %v\n%s", err, out)
 	}
+	// The sandbox's default address held, as by another sandbox the reader left running.
+	if held, err := net.Listen("tcp", "127.0.0.1:4010"); err == nil {
+		defer held.Close()
+	}
+	app := &readmeApp{}
+	appServer := httptest.NewServer(app)
+	defer appServer.Close()
 	type server struct {
 		c    readmeCommand
 		cmd  *exec.Cmd
@@ -186,16 +239,28 @@ func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}()
-	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "BILLING_BASE_URL=" + freeLoopbackURL(t)}
 	for _, kv := range os.Environ() {
 		if name, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(name, "BILLING_") && name != "PATH" && name != "DATABASE_URL" {
 			env = append(env, kv)
 		}
 	}
+	stop := func(s *server) {
+		t.Helper()
+		if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-s.done; err != nil {
+			t.Fatalf("%s did not stop cleanly on Ctrl+C: %v\n%s", s.c.command, err, s.out.String())
+		}
+		t.Logf("%s: stopped cleanly\n%s", s.c.command, s.out.String())
+	}
+	var deliveries string
 	for _, c := range session {
 		ctx, cancel := context.WithTimeout(context.Background(), readmeCommandTimeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "bash", "-c", "exec "+c.command)
+		command := strings.ReplaceAll(c.command, "http://localhost:8080", appServer.URL)
+		cmd := exec.CommandContext(ctx, "bash", "-c", "exec "+command)
 		cmd.Dir, cmd.Env = dir, env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -204,11 +269,37 @@ func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 		cmd.Stdout, cmd.Stderr = out, out
 		if !strings.Contains(c.comment, "Ctrl+C stops") {
 			err := cmd.Run()
-			if err != nil {
+			var exit *exec.ExitError
+			switch {
+			case strings.Contains(c.comment, "refused"):
+				if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out.String(), "billing") {
+					t.Fatalf("%s: want a refusal (exit 1 and why), got %v\n%s", c.command, err, out.String())
+				}
+				t.Logf("%s: refused\n%s", c.command, out.String())
+				continue
+			case err != nil:
 				t.Fatalf("%s: %v\n%s", c.command, err, out.String())
+			}
+			if strings.HasPrefix(c.command, "billing deliveries") {
+				deliveries = out.String()
 			}
 			t.Logf("%s: exit 0\n%s", c.command, out.String())
 			continue
+		}
+		var listeners []*server
+		if strings.Contains(c.comment, "restarts the sandbox") {
+			kept := servers[:0]
+			for _, s := range servers {
+				switch {
+				case strings.HasPrefix(s.c.command, "billing sandbox"):
+					stop(s)
+					continue
+				case strings.HasPrefix(s.c.command, "billing listen"):
+					listeners = append(listeners, s)
+				}
+				kept = append(kept, s)
+			}
+			servers = kept
 		}
 		out.readyWhen = func(s string) bool { return strings.Contains(s, "http://") && strings.Contains(s, "Ctrl+C") }
 		if err := cmd.Start(); err != nil {
@@ -224,17 +315,37 @@ func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 			t.Fatalf("%s did not serve within %s:\n%s", c.command, readmeCommandTimeout, out.String())
 		}
 		servers = append(servers, s)
+		for _, l := range listeners {
+			if !l.out.waitFor(ctx, "registered again") {
+				t.Fatalf("%s did not register with the restarted sandbox:\n%s", l.c.command, l.out.String())
+			}
+		}
+	}
+	// Every delivery reached the app, which redirected it: the sandbox heard the 302,
+	// and the redirect's target was never fetched.
+	if !strings.Contains(deliveries, "-> 302") {
+		t.Errorf("billing deliveries shows no 302 the app answered:\n%s", deliveries)
+	}
+	deadline := time.Now().Add(readmeCommandTimeout)
+	for {
+		requests, bodies := app.seen()
+		for _, r := range requests {
+			if r != "POST /webhooks" {
+				t.Fatalf("the app got %q: a redirect was followed (%v)", r, requests)
+			}
+		}
+		if slices.ContainsFunc(bodies, func(b string) bool { return strings.Contains(b, "payment.succeeded") }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the checkout webhook never reached the app after the restart: %v", requests)
+		}
+		time.Sleep(20 * time.Millisecond) // a poll of other processes, bounded by the deadline
 	}
 	for len(servers) > 0 {
 		s := servers[len(servers)-1]
 		servers = servers[:len(servers)-1]
-		if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-s.done; err != nil {
-			t.Fatalf("%s did not stop cleanly on Ctrl+C: %v\n%s", s.c.command, err, s.out.String())
-		}
-		t.Logf("%s: stopped cleanly\n%s", s.c.command, s.out.String())
+		stop(s)
 	}
 }
 
@@ -262,6 +373,11 @@ func runReadmeCommand(t *testing.T, dir string, c readmeCommand) {
 	out := &syncBuffer{ready: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = out, out
 	server := strings.Contains(c.comment, "Ctrl+C stops")
+	if server && strings.Contains(c.command, "examples/sandbox") {
+		// The sandbox serves at BILLING_BASE_URL's address, a free port, never at the
+		// default address another process may hold.
+		cmd.Env = append(cmd.Env, "BILLING_BASE_URL="+freeLoopbackURL(t))
+	}
 	if server {
 		out.readyWhen = func(s string) bool { return strings.Contains(s, "http://") && strings.Contains(s, "Ctrl+C") }
 	}
@@ -350,6 +466,18 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 		close(b.ready)
 	}
 	return n, err
+}
+
+// waitFor reports whether the output comes to hold text before ctx ends.
+func (b *syncBuffer) waitFor(ctx context.Context, text string) bool {
+	for !strings.Contains(b.String(), text) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond): // a poll of another process, bounded by ctx
+		}
+	}
+	return true
 }
 
 func (b *syncBuffer) String() string {

@@ -290,6 +290,9 @@ type envelope struct {
 	Field   string          `json:"field"`
 }
 
+// errNotJSON marks an answer that is not the sandbox's JSON envelope.
+var errNotJSON = errors.New("sandboxctl")
+
 // do sends one control request with body as JSON (nil for none) and decodes
 // the answer's data into out (nil to ignore it).
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
@@ -323,7 +326,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("sandboxctl: %s answered HTTP %d with a body that is not the sandbox's JSON (is %s a sandbox?)", c.baseURL, resp.StatusCode, c.baseURL)
+		return fmt.Errorf("%w: %s answered HTTP %d with a body that is not the sandbox's JSON (is %s a sandbox?)", errNotJSON, c.baseURL, resp.StatusCode, c.baseURL)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !env.Success {
 		return &Error{Status: resp.StatusCode, Code: strings.Trim(string(env.Code), `"`), Message: env.Message, Field: env.Field}
@@ -335,4 +338,57 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("sandboxctl: decoding the answer to %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// Identity is what a sandbox says of itself (GET /sandbox/identity).
+type Identity struct {
+	// Sandbox is "billing-sandbox": no live service answers it.
+	Sandbox string `json:"sandbox"`
+	// Instance is new at every start of the sandbox.
+	Instance string `json:"instance"`
+	// StartedAt is when this run of the sandbox started.
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// SandboxName is the Sandbox a sandbox's Identity carries.
+const SandboxName = "billing-sandbox"
+
+// ErrNotSandbox is returned by Identity when the service at the URL does not
+// prove it is a sandbox.
+var ErrNotSandbox = errors.New("sandboxctl: not a billing sandbox")
+
+// Identity asks the sandbox who it is. It answers an error wrapping
+// ErrNotSandbox when the service at the URL answers but does not say it is a
+// sandbox: a development tool that moves money must stop there, since that
+// service may be a live one.
+func (c *Client) Identity(ctx context.Context) (Identity, error) {
+	var v Identity
+	err := c.do(ctx, http.MethodGet, "/sandbox/identity", nil, &v)
+	var ctlErr *Error
+	switch {
+	case errors.As(err, &ctlErr) || errors.Is(err, errNotJSON):
+		return Identity{}, fmt.Errorf("%w: %s answers GET /sandbox/identity with %v", ErrNotSandbox, c.baseURL, err)
+	case err != nil:
+		return Identity{}, err
+	case v.Sandbox != SandboxName || v.Instance == "":
+		return Identity{}, fmt.Errorf("%w: %s does not say it is one", ErrNotSandbox, c.baseURL)
+	}
+	return v, nil
+}
+
+// ClaimForwardTarget is SetForwardTarget, refused with an *Error of status 409
+// while another target is set: a second listener never takes over the first
+// in silence.
+func (c *Client) ClaimForwardTarget(ctx context.Context, target string) error {
+	return c.do(ctx, http.MethodPut, "/sandbox/forward", map[string]any{"url": target, "exclusive": true}, nil)
+}
+
+// Resend posts the callback or webhook of delivery seq again, body unchanged,
+// and returns the new attempt's seq.
+func (c *Client) Resend(ctx context.Context, seq int) (int, error) {
+	var v struct {
+		Seq int `json:"seq"`
+	}
+	err := c.do(ctx, http.MethodPost, "/sandbox/deliveries/"+strconv.Itoa(seq)+"/resend", nil, &v)
+	return v.Seq, err
 }

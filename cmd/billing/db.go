@@ -31,7 +31,7 @@ func openReadOnly(ctx context.Context, databaseURL string) (*sql.DB, error) {
 	}
 	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
-		return nil, usagef("--database-url: %v", err)
+		return nil, usagef("--database-url %s is not a PostgreSQL URL or connection string", quoteURL(databaseURL))
 	}
 	cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	cfg.RuntimeParams["application_name"] = "billing (read-only)"

@@ -181,6 +181,19 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 	require.Len(t, rows, 2, stdout)
 	assert.Regexp(t, `^STATE\s+KIND\s+REFERENCE\s+AMOUNT`, rows[0])
 	assert.Regexp(t, `^overdue\s+receive\s+pgover\s+GHS 25\.00\s`, rows[1])
+	// Both names of a kind, and a currency on every amount.
+	byAlias, stderr, code := billingOnce(t, "movements", "--database-url", databaseURL, "--kind", "bank")
+	require.Equal(t, 0, code, stderr)
+	byName, stderr, code := billingOnce(t, "movements", "--database-url", databaseURL, "--kind", "bank_transfer")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, byName, byAlias)
+	_, stderr, code = billingOnce(t, "movements", "--database-url", databaseURL, "--kind", "debit")
+	require.Equal(t, 0, code, stderr)
+	stdout, stderr, code = billingOnce(t, "movements", "--database-url", databaseURL)
+	require.Equal(t, 0, code, stderr)
+	for _, row := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+		assert.Regexp(t, `^\S+\s+\S+\s+\S+\s+([A-Z]{3} [0-9,]+\.[0-9]{2}|-)\s`, row, "AMOUNT has its currency")
+	}
 	stdout, _, code = billingOnce(t, "movements", "--database-url", databaseURL, "--since", "2999-01-01")
 	require.Equal(t, 0, code)
 	assert.Equal(t, "no tracked movements match\n", stdout)

@@ -8,6 +8,8 @@
 //	billing sandbox                                   # serves the sandbox on 127.0.0.1:4010
 //	billing listen --forward-to http://localhost:8080/webhooks
 //	billing trigger receive --fail --wait
+//	billing deliveries --follow
+//	billing resend 3
 //	billing sandbox advance 6m
 //	billing movements --database-url postgres://... --state overdue
 //	billing reconcile --database-url postgres://... --from 24h
@@ -41,13 +43,48 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
+	os.Exit(runScrubbed(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// orderedWriter writes to w after flushing what flush holds, so that a
+// line written apart keeps its place in the output.
+type orderedWriter struct {
+	flush *scrubWriter
+	w     io.Writer
+}
+
+func (o *orderedWriter) Write(p []byte) (int, error) {
+	if err := o.flush.Flush(); err != nil {
+		return 0, err
+	}
+	return o.w.Write(p)
+}
+
+// runScrubbed runs the command with its stdout and stderr through one
+// scrubber that knows the secrets of args and the environment (output.go).
+func runScrubbed(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	scrub := newTextScrubber(commandSecrets(args, getenv))
+	out, errOut := &scrubWriter{w: stdout, scrub: scrub}, &scrubWriter{w: stderr, scrub: scrub}
+	code := run(ctx, args, &env{stdout: out, stderr: errOut, getenv: getenv, sandboxBanner: &orderedWriter{flush: out, w: stdout}})
+	_ = out.Flush()
+	_ = errOut.Flush()
+	return code
 }
 
 // env is what a command reads and writes besides its arguments.
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// sandboxBanner receives billing sandbox's banner, which holds only the
+	// sandbox's own address and public test credentials; nil means stdout.
+	sandboxBanner io.Writer
+}
+
+func (e *env) banner() io.Writer {
+	if e.sandboxBanner != nil {
+		return e.sandboxBanner
+	}
+	return e.stdout
 }
 
 // command is one subcommand: its name, a line of help, and what it does.
@@ -61,6 +98,8 @@ var commands = []command{
 	{"sandbox", "run the sandbox, or drive one: sandbox advance|complete|now", runSandbox},
 	{"listen", "forward the sandbox's callbacks and webhooks to your application", runListen},
 	{"trigger", "start a money flow on the sandbox: receive|send|bank|debit|mandate|checkout", runTrigger},
+	{"deliveries", "print the callbacks and webhooks the sandbox delivered (--follow to keep printing)", runDeliveries},
+	{"resend", "deliver one of the sandbox's callbacks or webhooks again, unchanged", runResend},
 	{"movements", "list the movements a Tracker keeps in PostgreSQL (read-only)", runMovements},
 	{"reconcile", "print a Tracker's reconciliation from PostgreSQL (read-only)", runReconcile},
 	{"migrate", "migrate pgstore's tables, or --check them as New does", runMigrate},

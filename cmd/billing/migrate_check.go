@@ -12,6 +12,13 @@ import (
 	"github.com/billingsdk/billing-go/pgstore"
 )
 
+// migrateAnswer is billing migrate's --json output.
+type migrateAnswer struct {
+	Schema      string   `json:"schema,omitempty"`
+	Version     int      `json:"version"`
+	Differences []string `json:"differences"`
+}
+
 // runMigrate migrates pgstore's schema, or with --check only checks it, as New does.
 func runMigrate(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "billing migrate", "billing migrate [--check] [--schema S] [flags]", `
@@ -27,6 +34,7 @@ instances out: a migration expands the schema, and the release before keeps work
 	check := fs.Bool("check", false, "only check the schema: change nothing")
 	schema := fs.String("schema", "", "the schema of pgstore's tables (pgstore.Options.Schema); empty is the connection's current schema")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	asJSON := fs.Bool("json", false, "print the result as JSON: the schema's differences, none when it is sound")
 	positional, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -57,16 +65,29 @@ instances out: a migration expands the schema, and the release before keeps work
 		err = pgstore.MigrateWithOptions(ctx, db, opts)
 	}
 	var damaged *pgstore.SchemaDamagedError
-	if errors.As(err, &damaged) {
+	isDamaged := errors.As(err, &damaged)
+	if err != nil && !isDamaged {
+		return err
+	}
+	answer := migrateAnswer{Version: pgstore.Version(), Differences: []string{}}
+	if isDamaged {
+		answer.Schema, answer.Differences = damaged.Schema, damaged.Differences
+	}
+	switch {
+	case *asJSON:
+		if err := writeJSON(e.stdout, answer); err != nil {
+			return err
+		}
+	case isDamaged:
 		fmt.Fprintf(e.stdout, "schema %q is damaged: %d difference(s) from pgstore's version %d\n", damaged.Schema, len(damaged.Differences), pgstore.Version())
 		for _, d := range damaged.Differences {
 			fmt.Fprintf(e.stdout, "  %s\n", d)
 		}
+	default:
+		fmt.Fprintf(e.stdout, "schema ok: pgstore's version %d, every table, column and index as this release creates them\n", pgstore.Version())
+	}
+	if isDamaged {
 		return fmt.Errorf("the schema is damaged: restore it from a backup, or put back what is listed as pgstore.Migrate creates it")
 	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "schema ok: pgstore's version %d, every table, column and index as this release creates them\n", pgstore.Version())
 	return nil
 }

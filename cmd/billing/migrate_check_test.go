@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/billingsdk/billing-go/pgstore"
 )
 
 // billing migrate --check says a sound schema is sound and exits 0, and lists a damaged
@@ -43,6 +46,12 @@ func TestMigrateCheck(t *testing.T) {
 		}
 		assert.Contains(t, stderr, "the schema is damaged", args)
 	}
+	stdout, _, code = billingOnce(t, "migrate", "--check", "--json", "--database-url", u)
+	assert.Equal(t, 1, code)
+	var answer migrateAnswer
+	require.NoError(t, json.Unmarshal([]byte(stdout), &answer), stdout)
+	assert.Len(t, answer.Differences, 3, stdout)
+	assert.Equal(t, pgstore.Version(), answer.Version)
 	_, stderr, code = billingOnce(t, "migrate", "--check", "extra")
 	assert.Equal(t, 2, code, stderr)
 }

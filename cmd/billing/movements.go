@@ -14,6 +14,9 @@ import (
 	billing "github.com/billingsdk/billing-go"
 )
 
+// defaultCurrency is the service's currency where a request names none (SPEC).
+const defaultCurrency = "GHS"
+
 // maxMovementsLimit bounds one listing.
 const maxMovementsLimit = 10000
 
@@ -55,7 +58,13 @@ It only reads, in read-only transactions: it never settles or reports anything, 
 with the application role pgstore documents.
 
 billing movements recheck|resolve|release|report-again acts on one movement through the
-Tracker's own method, audited in the store (see 'billing movements resolve -h').`)
+Tracker's own method, audited in the store (see 'billing movements resolve -h').
+
+Columns: AMOUNT is what the movement asked while unsettled and what its outcome confirmed once
+settled, always with its currency (GHS, the service's default, where none was recorded).
+CHECKS counts the status checks the Tracker has made for it so far (0 while its callback
+deadline is ahead). --kind takes a kind as trigger names it too: bank for bank_transfer,
+debit for direct_debit.`)
 	databaseURL := addDatabaseFlag(fs, e)
 	var states []string
 	for _, st := range trackedStates {
@@ -90,8 +99,11 @@ Tracker's own method, audited in the store (see 'billing movements resolve -h').
 		where = append(where, cond)
 	}
 	if *kind != "" {
+		if alias, ok := kindAliases[*kind]; ok {
+			*kind = alias
+		}
 		if !slices.Contains(kindNames(), *kind) {
-			return usagef("--kind %q: use %s", *kind, strings.Join(kindNames(), ", "))
+			return usagef("--kind %q: use %s (or bank, debit)", *kind, strings.Join(kindNames(), ", "))
 		}
 		where = append(where, "coalesce(kind, outcome_kind) = "+param(*kind))
 	}
@@ -134,6 +146,9 @@ Tracker's own method, audited in the store (see 'billing movements resolve -h').
 			&m.Outcome, &m.Code, &m.Source, &settled, &reported, &m.ReportAttempts, &m.Disagreed); err != nil {
 			return fmt.Errorf("reading the movements: %w", err)
 		}
+		if m.Currency == "" && m.Amount != 0 {
+			m.Currency = defaultCurrency
+		}
 		m.StartedAt, m.Deadline, m.SettledAt, m.ReportedAt = timeOf(started), timeOf(deadline), timeOf(settled), timeOf(reported)
 		list = append(list, m)
 	}
@@ -150,6 +165,9 @@ Tracker's own method, audited in the store (see 'billing movements resolve -h').
 	}
 	return printMovements(e.stdout, list)
 }
+
+// kindAliases are the names trigger gives a kind, beside the Tracker's own.
+var kindAliases = map[string]string{"bank": string(billing.KindBankTransfer), "debit": string(billing.KindDirectDebit)}
 
 // kindNames are the movement kinds a Tracker tracks.
 func kindNames() []string {
@@ -187,9 +205,14 @@ func printMovements(w io.Writer, list []trackedMovement) error {
 	return tw.Flush()
 }
 
+// money writes an amount with its currency: GHS, the service's default, when
+// none was recorded.
 func money(minor int64, currency string) string {
 	if minor == 0 && currency == "" {
 		return "-"
+	}
+	if currency == "" {
+		currency = defaultCurrency
 	}
 	return billing.Money{Amount: minor, Currency: currency}.String()
 }

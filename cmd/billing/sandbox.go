@@ -41,7 +41,22 @@ func addSandboxFlags(fs *flag.FlagSet, e *env) *sandboxConn {
 func (c *sandboxConn) check() error {
 	u, err := url.Parse(c.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("--sandbox %q is not an http or https URL such as %s", c.url, sandboxctl.DefaultURL)
+		return usagef("--sandbox %s is not an http or https URL such as %s", quoteURL(c.url), sandboxctl.DefaultURL)
+	}
+	return nil
+}
+
+// requireSandbox refuses a service that does not prove it is a sandbox
+// (GET /sandbox/identity): it may be a live one, where a trigger would move
+// real money.
+func (c *sandboxConn) requireSandbox(ctx context.Context) error {
+	_, err := c.ctl().Identity(ctx)
+	if errors.Is(err, sandboxctl.ErrNotSandbox) {
+		return fmt.Errorf("%s is not a billing sandbox (it does not answer GET /sandbox/identity as one): nothing was sent. "+
+			"trigger moves money, so it talks to a sandbox only; check --sandbox and BILLING_BASE_URL", quoteURL(c.url))
+	}
+	if err != nil {
+		return fmt.Errorf("asking %s whether it is a sandbox: %w; nothing was sent (is the sandbox running? start one with billing sandbox)", quoteURL(c.url), err)
 	}
 	return nil
 }
@@ -68,14 +83,18 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 			return usagef("unknown sandbox control %q: use advance, complete or now, or flags to start a sandbox", args[0])
 		}
 	}
-	err := standalone.Run(ctx, "billing sandbox", args, e.stdout)
+	// The banner is the sandbox's address and its own public test credentials,
+	// which the scrubber would take for secrets; the rest (usage, -v's request
+	// log) is scrubbed as everything else the command writes.
+	err := standalone.RunIO(ctx, "billing sandbox", args, standalone.IO{Stdout: e.stdout, Banner: e.banner(), Getenv: e.getenv})
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(e.stdout, `
 -manual-clock stops its clock: it then moves only with 'billing sandbox advance'.
 
 Controls of a running sandbox (each takes --sandbox, --client-id, --client-secret and -h):
   billing sandbox advance DURATION                     move its clock (6m, 1.5s, 250ms); due work runs
-  billing sandbox complete REFERENCE --method --outcome pay or decline a checkout session as the hosted page would
+  billing sandbox complete REFERENCE --method --outcome pay or decline a checkout session (its reference or your
+                                                       client reference) as the hosted page would
   billing sandbox now                                  print its time
 `)
 	}
@@ -151,8 +170,9 @@ func printClock(w io.Writer, now time.Time, asJSON bool) error {
 
 func runSandboxComplete(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "billing sandbox complete", "billing sandbox complete REFERENCE --method CARD|MOBILE_MONEY|BANK_TRANSFER --outcome succeeded|failed [flags]",
-		"Completes the PENDING checkout session REFERENCE as a payer on the hosted page would. A success\n"+
-			"sends payment.succeeded to the sandbox's webhook URL.")
+		"Completes the PENDING checkout session REFERENCE (the session's reference, or the client reference you\n"+
+			"created it under) as a payer on the hosted page would. A success sends payment.succeeded to billing\n"+
+			"listen, or to the sandbox's webhook URL.")
 	conn := addSandboxFlags(fs, e)
 	method := fs.String("method", sandboxctl.MethodCard, "how the payer pays: CARD, MOBILE_MONEY or BANK_TRANSFER")
 	outcome := fs.String("outcome", sandboxctl.OutcomeSucceeded, "succeeded or failed")
@@ -162,7 +182,7 @@ func runSandboxComplete(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(positional) != 1 {
-		return usagef("complete takes the checkout session's reference")
+		return usagef("complete takes the checkout session's reference or your client reference")
 	}
 	switch *method {
 	case sandboxctl.MethodCard, sandboxctl.MethodMobileMoney, sandboxctl.MethodBankTransfer:

@@ -79,11 +79,15 @@ var flows = map[string]flow{
 		}, start: startMandate},
 	"checkout": {kind: "checkout", about: "hosted checkout session (Payments.CreateCheckout), paid by card through the sandbox's control",
 		numbers: map[outcome]testNumber{
-			outcomeSuccess: {"CARD succeeded", "a payment.succeeded webhook at the sandbox's webhook URL (billing sandbox -webhook-url), none without one"},
+			outcomeSuccess: {"CARD succeeded", "a payment.succeeded webhook: billing listen forwards it, else it goes to the sandbox's -webhook-url"},
 			outcomeFail:    {"CARD failed", "no webhook; the session ends FAILED"},
 			outcomePending: {"", "nothing until a payer pays at the checkout URL (or billing sandbox complete REFERENCE)"},
 		}, start: startCheckout},
 }
+
+// flowAliases are the Tracker's names of the flows' kinds (billing movements
+// --kind), which trigger takes too.
+var flowAliases = map[string]string{"bank_transfer": "bank", "direct_debit": "debit"}
 
 // flowNames returns the names of the flows, sorted.
 func flowNames() []string {
@@ -150,7 +154,9 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "billing trigger", "billing trigger receive|send|bank|debit|mandate|checkout [--fail|--pending|--no-callback] [flags]",
 		"Starts a money flow on the sandbox with the test number that gives the outcome asked (docs/sandbox.md,\n"+
 			"Test numbers), prints its client reference and what will arrive, and with --wait waits for its final state.\n"+
-			"Under billing listen every callback reaches your application whatever --callback says.\n\nFlows:\n"+strings.Join(lines, "\n"))
+			"Under billing listen every callback and webhook reaches your application whatever --callback says.\n"+
+			"It talks to a sandbox only: before any call it asks GET /sandbox/identity, and sends nothing to a\n"+
+			"service that does not answer as a sandbox. bank_transfer and direct_debit name bank and debit too.\n\nFlows:\n"+strings.Join(lines, "\n"))
 	conn := addSandboxFlags(fs, e)
 	fail := fs.Bool("fail", false, "ask for a failure")
 	pending := fs.Bool("pending", false, "ask for a movement that stays pending (receive, debit: 10 minutes; mandate: until its OTP; checkout: until paid)")
@@ -171,6 +177,9 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 		return usagef("trigger takes one flow: %s", strings.Join(flowNames(), ", "))
 	}
 	name := positional[0]
+	if canonical, ok := flowAliases[name]; ok {
+		name = canonical
+	}
 	fl, ok := flows[name]
 	if !ok {
 		return usagef("unknown flow %q: use %s", name, strings.Join(flowNames(), ", "))
@@ -197,7 +206,7 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 		return usagef("--amount: %v", err)
 	}
 	if u, err := url.Parse(*callback); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("--callback %q is not an http or https URL", *callback)
+		return usagef("--callback %s is not an http or https URL", quoteURL(*callback))
 	}
 	ref := *reference
 	if ref == "" {
@@ -211,6 +220,11 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	if err := conn.check(); err != nil {
 		return err
 	}
+	// A development tool never moves real money: before any call, the service
+	// must prove it is a sandbox, by an answer no live service gives.
+	if err := conn.requireSandbox(ctx); err != nil {
+		return err
+	}
 	client, err := billing.NewClient(billing.WithBaseURL(conn.url), billing.WithClientCredentials(conn.clientID, conn.clientSecret),
 		billing.WithDisbursementAccount(*disbursement))
 	if err != nil {
@@ -219,7 +233,7 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	t := &trigger{client: client, ctl: conn.ctl(), reference: ref, amount: minor, callbackURL: *callback, outcome: asked, wait: *timeout}
 	accepted, err := fl.start(ctx, t, number.number)
 	if errors.Is(err, billing.ErrNotSent) {
-		return fmt.Errorf("starting %s %s: %w (is the sandbox running at %s? start one with billing sandbox)", name, ref, err, conn.url)
+		return fmt.Errorf("starting %s %s: %w (is the sandbox running at %s? start one with billing sandbox)", name, ref, err, quoteURL(conn.url))
 	}
 	if err != nil {
 		return fmt.Errorf("starting %s %s: %w", name, ref, err)
@@ -230,7 +244,11 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	result := triggerResult{Flow: name, Reference: ref, Outcome: string(asked), TestNumber: number.number, Amount: billing.Money{Amount: minor, Currency: "GHS"}.String(),
 		CallbackURL: *callback, Accepted: accepted, Expect: number.expect, CheckoutURL: t.checkoutURL}
 	if !*asJSON {
-		fmt.Fprintf(e.stdout, "%s %s started: %s\n  test number: %s\n  expect:      %s\n", name, ref, accepted, number.number, number.expect)
+		fmt.Fprintf(e.stdout, "%s %s started: %s\n", name, ref, accepted)
+		if number.number != "" {
+			fmt.Fprintf(e.stdout, "  test number: %s\n", number.number)
+		}
+		fmt.Fprintf(e.stdout, "  expect:      %s\n", number.expect)
 		if t.checkoutURL != "" {
 			fmt.Fprintf(e.stdout, "  pay at:      %s\n", t.checkoutURL)
 		}

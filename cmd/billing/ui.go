@@ -20,6 +20,12 @@ import (
 	"github.com/billingsdk/billing-go/pgstore"
 )
 
+// uiAnswer is billing ui's --json output: the URL to open, with its token.
+type uiAnswer struct {
+	URL     string `json:"url"`
+	Actions bool   `json:"actions"`
+}
+
 // runUI serves the operator's view (package opsview) of a pgstore on loopback.
 func runUI(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "billing ui", "billing ui --database-url URL [--addr 127.0.0.1:0] [--actions] [flags]", `
@@ -36,6 +42,7 @@ audited in the store under --actor.`)
 	databaseURL := addDatabaseFlag(fs, e)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to serve on; port 0 picks a free one")
 	actions := fs.Bool("actions", false, "switch the actions on (recheck, resolve, release, report again)")
+	asJSONUI := fs.Bool("json", false, "print the URL to open as JSON")
 	actor := fs.String("actor", e.getenv("USER"), "who the audit names for the actions (env USER)")
 	conn := addSandboxFlags(fs, e)
 	positional, err := parse(fs, args)
@@ -77,7 +84,14 @@ audited in the store under --actor.`)
 	if *actions {
 		mode = "actions on, as " + *actor
 	}
-	fmt.Fprintf(e.stdout, "billing ui (%s): open http://127.0.0.1:%d/%s/\nStop it with Ctrl-C.\n", mode, ln.Addr().(*net.TCPAddr).Port, token)
+	open := fmt.Sprintf("http://127.0.0.1:%d/%s/", ln.Addr().(*net.TCPAddr).Port, token)
+	if *asJSONUI {
+		if err := writeJSON(e.stdout, uiAnswer{URL: open, Actions: *actions}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "billing ui (%s): open %s\nStop it with Ctrl-C.\n", mode, open)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

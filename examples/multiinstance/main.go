@@ -8,6 +8,11 @@
 //
 // The payments service is an embedded sandbox (set BILLING_BASE_URL, BILLING_CLIENT_ID
 // and BILLING_CLIENT_SECRET to use a real one).
+//
+// Its tables live in a schema of its own, billing_multiinstance_example, created if
+// missing: pointed at an application's database it never writes into the
+// application's tables, so the application's OnOutcome never hears of its payouts.
+// Drop the schema to remove every trace of it.
 package main
 
 import (
@@ -42,6 +47,10 @@ func main() {
 	}
 }
 
+// Schema is the example's own schema: its movements never reach another
+// application's tables in the same database.
+const Schema = "billing_multiinstance_example"
+
 func run(ctx context.Context, out io.Writer, databaseURL string) error {
 	db, err := sql.Open("pgx", databaseURL)
 	if err != nil {
@@ -50,6 +59,9 @@ func run(ctx context.Context, out io.Writer, databaseURL string) error {
 	defer db.Close()
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(20) // database/sql keeps 2 by default: busy instances would reopen the rest
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+Schema); err != nil {
+		return fmt.Errorf("creating the example's own schema %s: %w", Schema, err)
+	}
 	c, sandbox, err := connect(out)
 	if err != nil {
 		return err
@@ -62,7 +74,7 @@ func run(ctx context.Context, out io.Writer, databaseURL string) error {
 	// Two instances: each opens the store (New migrates the tables; instances starting
 	// together all succeed) and serves its own callback endpoint.
 	newInstance := func(name string, opts billing.TrackerOptions) (*billing.Tracker, string, func(), error) {
-		store, err := pgstore.New(ctx, db)
+		store, err := pgstore.NewWithOptions(ctx, db, pgstore.Options{Schema: Schema})
 		if err != nil {
 			return nil, "", nil, err
 		}

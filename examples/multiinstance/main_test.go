@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billingsdk/billing-go/pgstore"
 )
 
 // The example against CI's database (scripts/pgtest.sh sets DATABASE_URL); without
@@ -36,4 +39,59 @@ func TestMultiInstance(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
+}
+
+// Pointed at an application's database, the example writes into a schema of
+// its own: the application's tables gain no row.
+func TestMultiInstanceLeavesTheAppsTablesAlone(t *testing.T) {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no PostgreSQL: run scripts/pgtest.sh")
+		}
+		t.Skip("no PostgreSQL: set DATABASE_URL, or run scripts/pgtest.sh")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The application's own schema and tables, as its pgstore made them.
+	const app = "shop_app"
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+app); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgstore.MigrateWithOptions(ctx, db, pgstore.Options{Schema: app}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(schema string) int {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM `+schema+`.billing_movements`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count(app)
+	// The app's schema first on the search path, as an app's role would have it.
+	var out bytes.Buffer
+	if err := run(ctx, &out, withSearchPath(url, app)); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if after := count(app); after != before {
+		t.Errorf("the example wrote %d rows into the application's tables", after-before)
+	}
+	if count(Schema) == 0 {
+		t.Error("the example wrote nothing into its own schema")
+	}
+}
+
+// withSearchPath returns the connection URL with search_path set to schema.
+func withSearchPath(url, schema string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "search_path=" + schema
 }

@@ -48,7 +48,8 @@ func main() {
 }
 
 // run serves the sandbox as args configure it until ctx ends, writing its
-// address and credentials to stdout.
+// address and credentials to stdout. Without -addr it serves at
+// BILLING_BASE_URL's address when that is a loopback http URL with a port.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
-	return standalone.Run(ctx, "sandbox", args, stdout)
+	return standalone.RunEnv(ctx, "sandbox", args, stdout, os.Getenv)
 }

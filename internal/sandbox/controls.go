@@ -81,7 +81,10 @@ func (s *Server) completeCheckout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	p, _ := s.payments.checkouts.get(reference)
+	p, ok := s.payments.checkouts.get(reference)
+	if !ok {
+		p = s.checkoutByClientReference(reference)
+	}
 	record := *p
 	s.mu.Unlock()
 	writeData(w, http.StatusOK, record)

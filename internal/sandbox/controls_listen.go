@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"cmp"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -39,6 +41,8 @@ func inspectControlRoutes(s *Server) []route {
 		{pattern: "DELETE /sandbox/forward", auth: authBilling, handler: s.clearForward},
 		{pattern: "GET /sandbox/movements", auth: authBilling, handler: s.listMovements},
 		{pattern: "GET /sandbox/deliveries", auth: authBilling, handler: s.listDeliveries},
+		{pattern: "POST /sandbox/deliveries/{seq}/resend", auth: authBilling, handler: s.resendDelivery},
+		{pattern: "GET /sandbox/identity", auth: authBilling, handler: s.showIdentity},
 	}
 }
 
@@ -97,6 +101,20 @@ func (s *Server) SetForwardTarget(target string) error {
 	return nil
 }
 
+// claimForwardTarget sets the forward target to target unless another is set.
+func (s *Server) claimForwardTarget(target string) error {
+	if !isAbsoluteURL(target) {
+		return validationError("url", "url must be an absolute http or https URL")
+	}
+	s.forward.mu.Lock()
+	defer s.forward.mu.Unlock()
+	if s.forward.url != "" && s.forward.url != target {
+		return conflictError("another listener receives the callbacks and webhooks: %s; stop it first", s.forward.url)
+	}
+	s.forward.url = target
+	return nil
+}
+
 // ForwardTarget returns the forward target, or "" when none is set.
 func (s *Server) ForwardTarget() string { return s.forward.get() }
 
@@ -104,7 +122,9 @@ func (s *Server) showForward(w http.ResponseWriter, _ *http.Request) {
 	writeData(w, http.StatusOK, forwardView{URL: s.forward.get()})
 }
 
-// setForward sets the forward target from {"url": "http://..."}.
+// setForward sets the forward target from {"url": "http://..."}. With
+// "exclusive": true it is refused (409) while another target is set, so a
+// second listener cannot take over the first in silence.
 func (s *Server) setForward(w http.ResponseWriter, r *http.Request) {
 	f, err := decodeFields(r)
 	if err != nil {
@@ -113,8 +133,20 @@ func (s *Server) setForward(w http.ResponseWriter, r *http.Request) {
 	}
 	f.require("url")
 	target, _ := f.callbackURL("url")
+	exclusive := false
+	if f.has("exclusive") {
+		exclusive, _ = f.boolean("exclusive")
+	}
 	if err := f.err(); err != nil {
 		writeError(w, err)
+		return
+	}
+	if exclusive {
+		if err := s.claimForwardTarget(target); err != nil {
+			writeError(w, err)
+			return
+		}
+		writeData(w, http.StatusOK, forwardView{URL: target})
 		return
 	}
 	if err := s.SetForwardTarget(target); err != nil {
@@ -219,15 +251,10 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	s.deliveries.mu.Lock()
-	var page []Delivery
-	if after < len(s.deliveries.log) {
-		page = slices.Clone(s.deliveries.log[after:min(len(s.deliveries.log), after+limit)])
-	}
-	s.deliveries.mu.Unlock()
+	page, first := s.deliveries.after(after, limit)
 	views := make([]deliveryView, len(page))
 	for i, d := range page {
-		views[i] = deliveryView{Seq: after + i + 1, URL: d.URL, ForwardedTo: d.ForwardedTo, Reference: callbackReference(d.Body),
+		views[i] = deliveryView{Seq: first + i, URL: d.URL, ForwardedTo: d.ForwardedTo, Reference: callbackReference(d.Body),
 			Attempt: d.Attempt, At: timestamp{d.At}, Status: d.Status, Body: d.Body}
 		if !json.Valid(d.Body) { // never one of the sandbox's own bodies; still a valid answer
 			views[i].Body, _ = json.Marshal(string(d.Body))
@@ -257,4 +284,51 @@ type clockView struct {
 
 func newClockView(now time.Time) clockView {
 	return clockView{Now: timestamp{now}, Exact: now.UTC().Format(time.RFC3339Nano)}
+}
+
+// IdentityName is what GET /sandbox/identity answers as "sandbox": no live
+// service answers it, so a development tool that moves money checks it first.
+const IdentityName = "billing-sandbox"
+
+// identityView is the answer of GET /sandbox/identity. Instance is new at
+// every start of the sandbox: a listener that sees it change knows the
+// sandbox restarted and forgot its registration.
+type identityView struct {
+	Sandbox   string    `json:"sandbox"`
+	Instance  string    `json:"instance"`
+	StartedAt timestamp `json:"startedAt"`
+}
+
+// Instance returns this run's identity: new at every start.
+func (s *Server) Instance() string { return s.instance }
+
+func (s *Server) showIdentity(w http.ResponseWriter, _ *http.Request) {
+	writeData(w, http.StatusOK, identityView{Sandbox: IdentityName, Instance: s.instance, StartedAt: timestamp{s.startedAt}})
+}
+
+// newInstanceID returns 16 random hex digits.
+func newInstanceID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// resendView is the answer of the resend control: the new attempt.
+type resendView struct {
+	Seq int `json:"seq"`
+}
+
+// resendDelivery posts attempt {seq}'s body again, now (Resend).
+func (s *Server) resendDelivery(w http.ResponseWriter, r *http.Request) {
+	seq, err := strconv.Atoi(r.PathValue("seq"))
+	if err != nil || seq < 1 {
+		writeError(w, validationError("seq", "seq must be a delivery's seq: an integer from 1"))
+		return
+	}
+	next, err := s.Resend(seq)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeData(w, http.StatusOK, resendView{Seq: next})
 }

@@ -172,3 +172,78 @@ func TestClockControlsTakeAnyDuration(t *testing.T) {
 	requireError(t, serve(t, s, http.MethodPost, "/sandbox/clock/advance", basicHeader, `{"duration":"1s","seconds":1}`), 400, CodeValidation, "seconds", "not both")
 	assert.Equal(t, testStart.Add(1500250*time.Microsecond), s.Now(), "refused moves leave the clock")
 }
+
+// Each run of a sandbox says it is one, under an instance of its own.
+func TestIdentityIsNewAtEveryStart(t *testing.T) {
+	a := decode[identityView](t, serve(t, newTestServer(t, Config{}), http.MethodGet, "/sandbox/identity", basicHeader, nil), 200).Data
+	b := decode[identityView](t, serve(t, newTestServer(t, Config{}), http.MethodGet, "/sandbox/identity", basicHeader, nil), 200).Data
+	assert.Equal(t, IdentityName, a.Sandbox)
+	assert.NotEmpty(t, a.Instance)
+	assert.NotEqual(t, a.Instance, b.Instance)
+}
+
+// An exclusive registration is refused while another target is set, and
+// changes nothing.
+func TestExclusiveForwardIsRefusedWhileAnotherIsSet(t *testing.T) {
+	s := newTestServer(t, Config{})
+	require.Equal(t, 200, serve(t, s, http.MethodPut, "/sandbox/forward", basicHeader, `{"url":"http://127.0.0.1:1/a","exclusive":true}`).Code)
+	require.Equal(t, 200, serve(t, s, http.MethodPut, "/sandbox/forward", basicHeader, `{"url":"http://127.0.0.1:1/a","exclusive":true}`).Code, "the same target again")
+	rec := serve(t, s, http.MethodPut, "/sandbox/forward", basicHeader, `{"url":"http://127.0.0.1:1/b","exclusive":true}`)
+	assert.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), "another listener")
+	assert.Equal(t, "http://127.0.0.1:1/a", s.ForwardTarget())
+}
+
+// A webhook meant for no URL (no -webhook-url) still reaches a forward
+// target; with none, nothing is sent.
+func TestWebhookWithNoURLReachesTheForwardTarget(t *testing.T) {
+	s := newTestServer(t, Config{})
+	s.deliver("", map[string]string{"event": "payment.succeeded"})
+	s.Advance(0)
+	assert.Empty(t, s.Deliveries(), "no URL and no listener: nothing sent")
+	forward, forwarded := recordingReceiver(t)
+	require.NoError(t, s.SetForwardTarget(forward.URL+"/in"))
+	s.deliver("", map[string]string{"event": "payment.succeeded"})
+	s.Advance(0)
+	require.Len(t, forwarded(), 1)
+	assert.Equal(t, "", forwarded()[0].forwardedFor)
+}
+
+// Resend posts a delivery's body again, unchanged, as a new delivery.
+func TestResendPostsTheSameBodyAgain(t *testing.T) {
+	s := newTestServer(t, Config{})
+	forward, forwarded := recordingReceiver(t)
+	require.NoError(t, s.SetForwardTarget(forward.URL+"/in"))
+	require.Equal(t, 200, serve(t, s, http.MethodPost, "/v1/payments/receive", basicHeader, receiveBody("233241234567", "rs1", "http://127.0.0.1:1/hooks")).Code)
+	s.Advance(0)
+	require.Len(t, forwarded(), 1)
+	rec := serve(t, s, http.MethodPost, "/sandbox/deliveries/1/resend", basicHeader, nil)
+	assert.Equal(t, 2, decode[resendView](t, rec, 200).Data.Seq)
+	got := forwarded()
+	require.Len(t, got, 2)
+	assert.Equal(t, got[0].body, got[1].body)
+	requireStatus := func(path string, status int) {
+		t.Helper()
+		assert.Equal(t, status, serve(t, s, http.MethodPost, path, basicHeader, nil).Code, path)
+	}
+	requireStatus("/sandbox/deliveries/3/resend", http.StatusNotFound)
+	requireStatus("/sandbox/deliveries/0/resend", http.StatusBadRequest)
+	requireStatus("/sandbox/deliveries/x/resend", http.StatusBadRequest)
+}
+
+// The delivery log is bounded; an attempt keeps its seq when older ones go.
+func TestDeliveryLogIsBounded(t *testing.T) {
+	var l deliveries
+	for i := 1; i <= maxDeliveryLog+5; i++ {
+		assert.Equal(t, i, l.add(Delivery{Attempt: i}))
+	}
+	assert.LessOrEqual(t, len(l.log), maxDeliveryLog)
+	d, ok := l.bySeq(maxDeliveryLog + 5)
+	require.True(t, ok)
+	assert.Equal(t, maxDeliveryLog+5, d.Attempt)
+	_, ok = l.bySeq(1)
+	assert.False(t, ok, "the oldest went")
+	page, first := l.after(0, 3)
+	assert.Equal(t, l.dropped+1, first)
+	assert.Equal(t, first, page[0].Attempt)
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -36,19 +37,60 @@ type Delivery struct {
 	Status      int       // the receiver's HTTP status; 0 when it could not be reached
 }
 
-// deliveries records every attempt, for tests and the sandbox's own controls.
+// maxDeliveryLog bounds the attempts the sandbox keeps: the oldest go first.
+const maxDeliveryLog = 10000
+
+// deliveries records the last maxDeliveryLog attempts, for tests and the
+// sandbox's own controls. dropped counts those let go, so an attempt's seq
+// (its number from 1 in the order made) stays the same.
 type deliveries struct {
-	mu  sync.Mutex
-	log []Delivery
+	mu      sync.Mutex
+	log     []Delivery
+	dropped int
+}
+
+// add records d and returns its seq.
+func (l *deliveries) add(d Delivery) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.log) == maxDeliveryLog {
+		l.log = slices.Delete(l.log, 0, maxDeliveryLog/10)
+		l.dropped += maxDeliveryLog / 10
+	}
+	l.log = append(l.log, d)
+	return l.dropped + len(l.log)
+}
+
+// bySeq returns the attempt numbered seq, while the log holds it.
+func (l *deliveries) bySeq(seq int) (Delivery, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := seq - l.dropped - 1
+	if i < 0 || i >= len(l.log) {
+		return Delivery{}, false
+	}
+	return l.log[i], true
+}
+
+// after returns at most limit attempts numbered after seq, and the seq of the first.
+func (l *deliveries) after(seq, limit int) ([]Delivery, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := max(0, seq-l.dropped)
+	if i >= len(l.log) {
+		return nil, 0
+	}
+	return slices.Clone(l.log[i:min(len(l.log), i+limit)]), l.dropped + i + 1
 }
 
 var deliveryClient = &http.Client{Timeout: deliveryTimeout}
 
 // deliver posts body as JSON to url as soon as the sandbox clock allows (the next
 // Advance with a manual clock), and again on the redelivery schedule until the receiver
-// answers 2xx. An empty url sends nothing.
+// answers 2xx. An empty url sends nothing, unless a forward target is set: a listener
+// hears every callback and webhook, those nobody named a URL for included.
 func (s *Server) deliver(url string, body any) {
-	if url == "" {
+	if body == nil || url == "" && s.forward.get() == "" {
 		return
 	}
 	payload, err := json.Marshal(body)
@@ -58,7 +100,8 @@ func (s *Server) deliver(url string, body any) {
 	s.dispatch(url, payload) // through the callback faults (callback_faults.go)
 }
 
-func (s *Server) attemptDelivery(url string, payload []byte, attempt int) {
+// attemptDelivery makes one attempt and returns its seq (0 when nothing was sent).
+func (s *Server) attemptDelivery(url string, payload []byte, attempt int) int {
 	d := Delivery{URL: url, Body: payload, Attempt: attempt, At: s.Now()}
 	header := http.Header{}
 	if target := s.forward.of(url); target != url {
@@ -66,19 +109,21 @@ func (s *Server) attemptDelivery(url string, payload []byte, attempt int) {
 		header.Set(ForwardedForHeader, url)
 		header.Set(AttemptHeader, strconv.Itoa(attempt))
 	}
+	if d.ForwardedTo == "" && url == "" {
+		return 0 // meant for no URL, and the listener it was for is gone
+	}
 	d.Status = post(cmp.Or(d.ForwardedTo, url), payload, header)
 	status := d.Status
-	s.deliveries.mu.Lock()
-	s.deliveries.log = append(s.deliveries.log, d)
-	s.deliveries.mu.Unlock()
+	seq := s.deliveries.add(d)
 	if status >= 200 && status < 300 {
-		return
+		return seq
 	}
 	if attempt > len(redeliveryWaits) {
 		s.cfg.Logger.Warn("sandbox gave up delivering a callback", slog.Int("attempts", attempt), slog.Int("status", status))
-		return
+		return seq
 	}
 	s.schedule(s.Now().Add(redeliveryWaits[attempt-1]), func() { s.attemptDelivery(url, payload, attempt+1) })
+	return seq
 }
 
 // post sends one attempt, with header added, and returns the receiver's status, or 0
@@ -108,4 +153,19 @@ func (s *Server) Deliveries() []Delivery {
 	s.deliveries.mu.Lock()
 	defer s.deliveries.mu.Unlock()
 	return append([]Delivery(nil), s.deliveries.log...)
+}
+
+// Resend posts the callback or webhook of attempt seq again, body unchanged, now:
+// to the forward target when one is set, else where it was meant; an answer
+// other than 2xx is redelivered on the usual schedule. It returns the new
+// attempt's seq.
+func (s *Server) Resend(seq int) (int, error) {
+	d, ok := s.deliveries.bySeq(seq)
+	if !ok {
+		return 0, notFoundError("delivery", strconv.Itoa(seq))
+	}
+	if d.URL == "" && s.forward.get() == "" {
+		return 0, conflictError("delivery %d was meant for no URL and no listener is registered to hear it again", seq)
+	}
+	return s.attemptDelivery(d.URL, d.Body, 1), nil
 }

@@ -282,8 +282,9 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// CompleteCheckout completes the PENDING checkout session reference as the
-// hosted page would: method is CARD, MOBILE_MONEY or BANK_TRANSFER, outcome
+// CompleteCheckout completes the PENDING checkout session reference (the
+// session's reference, or the merchant's client reference it was created
+// under: the newest such session) as the hosted page would: method is CARD, MOBILE_MONEY or BANK_TRANSFER, outcome
 // succeeded or failed. Success sets method, fee, net and paidAt and sends the
 // payment.succeeded webhook; failure sets FAILED with a failure code.
 func (s *Server) CompleteCheckout(reference, method, outcome string) error {
@@ -304,8 +305,11 @@ func (s *Server) settleCheckout(reference string, c payerChoice) error {
 	s.mu.Lock()
 	p, ok := s.payments.checkouts.get(reference)
 	if !ok {
-		s.mu.Unlock()
-		return notFoundError("checkout payment", reference)
+		// The merchant's client reference names the session too: the newest created under it.
+		if p = s.checkoutByClientReference(reference); p == nil {
+			s.mu.Unlock()
+			return notFoundError("checkout payment", reference)
+		}
 	}
 	if p.Status != checkoutPending {
 		s.mu.Unlock()

@@ -178,6 +178,8 @@ type Server struct {
 
 	deliveries deliveries                 // every callback and webhook attempt
 	forward    forwardTarget              // where every delivery goes instead, while set (controls_listen.go)
+	instance   string                     // this run's identity, new at every start (GET /sandbox/identity)
+	startedAt  time.Time                  // wall time of New
 	faults     armedFaults[requestEffect] // injected request faults, under their own lock (faults.go)
 
 	callbackFaults armedFaults[callbackEffect] // injected callback faults, under their own lock
@@ -212,6 +214,9 @@ func New(cfg Config) *Server {
 		granted: make(map[string]bool, len(cfg.Scopes)),
 		sched:   newScheduler(cfg.Clock),
 		money:   newLedger(cfg.DisbursementBalance),
+
+		instance:  newInstanceID(),
+		startedAt: time.Now().UTC(),
 	}
 	for _, scope := range cfg.Scopes {
 		s.granted[scope] = true

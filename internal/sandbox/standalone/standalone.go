@@ -4,6 +4,7 @@ package standalone
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -28,13 +30,63 @@ var ManualClockStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // text. -h answers flag.ErrHelp after printing the usage; any other flag
 // error is a *UsageError.
 func Run(ctx context.Context, name string, args []string, stdout io.Writer) error {
+	return RunEnv(ctx, name, args, stdout, func(string) string { return "" })
+}
+
+// DefaultAddr is where the sandbox serves without -addr.
+const DefaultAddr = "127.0.0.1:4010"
+
+// defaultAddr is where the sandbox serves without -addr: the address of
+// BILLING_BASE_URL when that names a loopback host and a port (so the
+// sandbox serves where the examples and the billing command look for it),
+// else DefaultAddr.
+func defaultAddr(getenv func(string) string) string {
+	u, err := url.Parse(getenv("BILLING_BASE_URL"))
+	if err != nil || u.Scheme != "http" || u.Port() == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+		return DefaultAddr
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); (err != nil || !ip.IsLoopback()) && host != "localhost" {
+		return DefaultAddr
+	}
+	return u.Host
+}
+
+// RunEnv is Run with the environment getenv reads: without -addr, the
+// sandbox serves at BILLING_BASE_URL's address when that is a loopback
+// http URL with a port.
+func RunEnv(ctx context.Context, name string, args []string, stdout io.Writer, getenv func(string) string) error {
+	return RunIO(ctx, name, args, IO{Stdout: stdout, Getenv: getenv})
+}
+
+// IO is where RunIO writes and what it reads.
+type IO struct {
+	// Stdout receives the usage and, with -v, the request log.
+	Stdout io.Writer
+	// Banner receives the banner: the sandbox's address and its own public
+	// test credentials. Nil means Stdout.
+	Banner io.Writer
+	// Getenv reads the environment (BILLING_BASE_URL); nil reads none.
+	Getenv func(string) string
+}
+
+// RunIO is RunEnv with the banner written apart from the rest of the output.
+func RunIO(ctx context.Context, name string, args []string, streams IO) error {
+	stdout, getenv, banner := streams.Stdout, streams.Getenv, streams.Banner
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if banner == nil {
+		banner = stdout
+	}
 	flags := flag.NewFlagSet(name, flag.ContinueOnError)
 	flags.SetOutput(stdout)
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "Usage: %s [flags]\n\nServes the billing sandbox until interrupted (Ctrl+C).\n\nFlags:\n", name)
 		flags.PrintDefaults()
 	}
-	addr := flags.String("addr", "127.0.0.1:4010", "address to listen on")
+	addr := flags.String("addr", defaultAddr(getenv), "address to listen on (default: BILLING_BASE_URL's, when that is a loopback http URL with a port)")
+	asJSON := flags.Bool("json", false, "print the address and credentials as one JSON object instead of the banner")
 	scopes := flags.String("scopes", "", "comma-separated scopes to grant, or none (default: every scope)")
 	allowIPs := flags.String("allow-ip", "", "comma-separated addresses or CIDR prefixes admitted to the IP-restricted endpoints (default: loopback)")
 	resolveAfter := flags.Duration("resolve-after", 2*time.Second, "delay before a money movement reaches its final state")
@@ -127,7 +179,11 @@ func Run(ctx context.Context, name string, args []string, stdout io.Writer) erro
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
 
-	printBanner(stdout, "http://"+listener.Addr().String(), sb.Config(), clockName, len(requestFaults), len(callbackFaultList))
+	if *asJSON {
+		printJSONBanner(banner, "http://"+listener.Addr().String(), sb)
+	} else {
+		printBanner(banner, "http://"+listener.Addr().String(), sb.Config(), clockName, len(requestFaults), len(callbackFaultList))
+	}
 
 	select {
 	case err := <-served:
@@ -172,6 +228,25 @@ Press Ctrl+C to stop.
 		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
 		formatAmount(cfg.DisbursementBalance), cfg.SalesAccount, cfg.CheckoutLifetime, strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
 		cfg.Wire, clock, faults, callbackFaults, strings.Join(sandbox.ControlPatterns(), ", "))
+}
+
+// jsonBanner is the banner of -json.
+type jsonBanner struct {
+	BaseURL             string   `json:"baseUrl"`
+	Instance            string   `json:"instance"`
+	ClientID            string   `json:"clientId"`
+	ClientSecret        string   `json:"clientSecret"`
+	SecretKey           string   `json:"secretKey"`
+	SessionTokens       []string `json:"sessionTokens"`
+	PublicKey           string   `json:"publicKey"`
+	DisbursementAccount string   `json:"disbursementAccount"`
+	Wire                string   `json:"wire"`
+}
+
+func printJSONBanner(w io.Writer, baseURL string, sb *sandbox.Server) {
+	cfg := sb.Config()
+	_ = json.NewEncoder(w).Encode(jsonBanner{BaseURL: baseURL, Instance: sb.Instance(), ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		SecretKey: cfg.SecretKey, SessionTokens: cfg.SessionTokens, PublicKey: cfg.PublicKey, DisbursementAccount: cfg.DisbursementAccount, Wire: string(cfg.Wire)})
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
