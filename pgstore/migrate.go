@@ -175,7 +175,7 @@ const versionTable = `CREATE TABLE IF NOT EXISTS billing_schema_migrations (
 )`
 
 // lastRecordedVersion is the last version recorded in billing_schema_migrations. Releases
-// up to 77dec93 (pgstore/v0.1.0, version 6) refuse to start on a schema whose
+// up to 77dec93 (pgstore/v0.2.0, version 6) refuse to start on a schema whose
 // billing_schema_migrations names a version they do not know, so the versions after it
 // are recorded in billing_schema_steps; a contraction records there the version a
 // release must know (see contractions).

@@ -3,7 +3,7 @@
 // OnOutcomeTx. pgstore's TestRollingUpgrade builds it from the release's own tree (it is
 // copied there, into pgstore/cmd/upgradeinstance) and runs it beside this tree's
 // instances on one database, across this tree's Migrate. It uses only the API of every
-// release since v0.1.0.
+// release since v0.2.0.
 //
 // It reads DATABASE_URL, BILLING_BASE_URL, BILLING_CLIENT_ID, BILLING_CLIENT_SECRET,
 // BILLING_DISBURSEMENT_ACCOUNT and INSTANCE (its name). It prints "callback <url>" once
