@@ -47,6 +47,12 @@ const (
 	// AttrOutcomeState and AttrOutcomeSource describe a settled outcome.
 	AttrOutcomeState  = "billing.outcome.state"
 	AttrOutcomeSource = "billing.outcome.source"
+	// AttrOperatorAction, AttrOperatorActor, AttrStateBefore and AttrStateAfter describe
+	// an operator's action on a movement (billing.ActionObserver).
+	AttrOperatorAction = "billing.operator.action"
+	AttrOperatorActor  = "billing.operator.actor"
+	AttrStateBefore    = "billing.movement.state_before"
+	AttrStateAfter     = "billing.movement.state_after"
 )
 
 // Option configures NewObserver and NewTrackerMetrics.

@@ -6,7 +6,9 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	billing "github.com/billingsdk/billing-go"
 )
@@ -24,26 +26,38 @@ import (
 //     "error");
 //   - billing.tracker.outcomes (counter): outcomes settled, by billing.outcome.state and
 //     billing.outcome.source (callback or status_check).
+//   - billing.tracker.operator_actions (counter): operators' actions, by
+//     billing.operator.action and whether it was refused (error.type).
+//
+// Each operator's action (Tracker.Recheck, Resolve, Release, ReportAgain) is also a span,
+// "billing operator <action>", naming the actor, the movement and its state before and
+// after; a refused action's span has an error status. Its texts pass through
+// billing.Scrub.
 //
 // Give it to a Tracker in TrackerOptions.Observer for the counters, and to Watch for the
 // gauges. One TrackerMetrics may serve several Trackers; the gauges then sum the pending
 // movements and report the oldest of all.
 type TrackerMetrics struct {
-	callbacks, statusChecks, outcomes metric.Int64Counter
-	registration                      metric.Registration
+	callbacks, statusChecks, outcomes, actions metric.Int64Counter
+	tracer                                     trace.Tracer
+	registration                               metric.Registration
 
 	mu      sync.Mutex
 	watched []*billing.Tracker
 }
 
-var _ billing.TrackerObserver = (*TrackerMetrics)(nil)
+var (
+	_ billing.TrackerObserver = (*TrackerMetrics)(nil)
+	_ billing.ActionObserver  = (*TrackerMetrics)(nil)
+)
 
 // NewTrackerMetrics makes the instruments with the global MeterProvider, or the one
 // WithMeterProvider gives.
 func NewTrackerMetrics(opts ...Option) (*TrackerMetrics, error) {
-	meter := newConfig(opts).meterProvider.Meter(ScopeName)
-	m := &TrackerMetrics{}
-	var errs [6]error
+	c := newConfig(opts)
+	meter := c.meterProvider.Meter(ScopeName)
+	m := &TrackerMetrics{tracer: c.tracerProvider.Tracer(ScopeName)}
+	var errs [7]error
 	var pending metric.Int64ObservableGauge
 	var oldest metric.Float64ObservableGauge
 	m.callbacks, errs[0] = meter.Int64Counter("billing.tracker.callbacks",
@@ -56,7 +70,9 @@ func NewTrackerMetrics(opts ...Option) (*TrackerMetrics, error) {
 		metric.WithUnit("{movement}"), metric.WithDescription("Money movements the Tracker awaits without a final outcome."))
 	oldest, errs[4] = meter.Float64ObservableGauge("billing.tracker.movements.oldest_pending.age",
 		metric.WithUnit("s"), metric.WithDescription("How long the oldest pending money movement has been pending."))
-	if err := errors.Join(errs[:5]...); err != nil {
+	m.actions, errs[6] = meter.Int64Counter("billing.tracker.operator_actions",
+		metric.WithUnit("{action}"), metric.WithDescription("Operators' actions on movements, taken or refused."))
+	if err := errors.Join(append(errs[:5:5], errs[6])...); err != nil {
 		return nil, err
 	}
 	m.registration, errs[5] = meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -137,4 +153,26 @@ func (m *TrackerMetrics) OutcomeSettled(ctx context.Context, o *billing.Outcome)
 		attribute.String(AttrOutcomeState, string(o.State)),
 		attribute.String(AttrOutcomeSource, string(o.Source)),
 	))
+}
+
+// OperatorActed makes a span of an operator's action and counts it.
+func (m *TrackerMetrics) OperatorActed(ctx context.Context, r billing.ActionResult, err error) {
+	refused := "none"
+	if err != nil {
+		refused = "refused"
+	}
+	m.actions.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrOperatorAction, string(r.Action)),
+		attribute.String("error.type", refused)))
+	_, span := m.tracer.Start(ctx, "billing operator "+string(r.Action), trace.WithAttributes(
+		attribute.String(AttrOperatorAction, string(r.Action)),
+		attribute.String(AttrOperatorActor, billing.Scrub(r.Actor)),
+		attribute.String(AttrMovementKind, string(r.Kind)),
+		attribute.String(AttrClientReference, billing.Scrub(r.ClientReference)),
+		attribute.String(AttrStateBefore, r.Before),
+		attribute.String(AttrStateAfter, r.After),
+	))
+	if err != nil {
+		span.SetStatus(codes.Error, billing.Scrub(err.Error()))
+	}
+	span.End()
 }
