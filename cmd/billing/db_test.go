@@ -215,7 +215,7 @@ func TestMovementsAndReconcileAfterATrackerRan(t *testing.T) {
 	assert.Equal(t, 1, page.Contradicted[0].Count)
 	stdout, stderr, code = billingOnce(t, "reconcile", "--database-url", databaseURL, "--from", "1h")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "page 1: 1 overdue, 0 disagreed, 1 status-check only, 1 contradicted")
+	assert.Contains(t, stdout, "page 1: 0 untracked, 1 overdue, 0 disagreed, 1 status-check only, 1 contradicted")
 	assert.Regexp(t, `transaction\s+pgok\s+failed\s+\S+\s+\S+\s+1\n`, stdout)
 	assert.Regexp(t, `receive\s+pgsilent\s+succeeded\s+0000\s+GHS 25\.00\s+status_check`, stdout)
 	assert.Contains(t, stdout, "1 page(s)")

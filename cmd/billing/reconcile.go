@@ -15,6 +15,7 @@ import (
 // reconcilePage is one page of Tracker.ReconcilePages, as --json writes it.
 type reconcilePage struct {
 	Page            int               `json:"page"`
+	Untracked       []settledMovement `json:"untracked"`
 	Overdue         []overdueMovement `json:"overdue"`
 	Disagreed       []settledMovement `json:"disagreed"`
 	StatusCheckOnly []settledMovement `json:"statusCheckOnly"`
@@ -129,8 +130,8 @@ transactions, and works with the application role pgstore documents.`)
 }
 
 func pageOf(n int, r billing.Reconciliation) reconcilePage {
-	page := reconcilePage{Page: n, Truncated: r.Truncated, Overdue: []overdueMovement{}, Disagreed: []settledMovement{}, StatusCheckOnly: []settledMovement{},
-		Contradicted: []contradicted{}}
+	page := reconcilePage{Page: n, Truncated: r.Truncated, Untracked: []settledMovement{}, Overdue: []overdueMovement{}, Disagreed: []settledMovement{},
+		StatusCheckOnly: []settledMovement{}, Contradicted: []contradicted{}}
 	for _, m := range r.Overdue {
 		page.Overdue = append(page.Overdue, overdueMovement{Kind: m.Kind, ClientReference: m.ClientReference, Amount: m.Amount,
 			Currency: m.Currency, StartedAt: m.StartedAt.UTC(), Deadline: m.Deadline.UTC(), Checks: m.Checks})
@@ -144,6 +145,9 @@ func pageOf(n int, r billing.Reconciliation) reconcilePage {
 			v.ReportedAt = &at
 		}
 		return v
+	}
+	for _, s := range r.Untracked {
+		page.Untracked = append(page.Untracked, settled(s))
 	}
 	for _, s := range r.Disagreed {
 		page.Disagreed = append(page.Disagreed, settled(s))
@@ -159,12 +163,13 @@ func pageOf(n int, r billing.Reconciliation) reconcilePage {
 }
 
 func printPage(w io.Writer, p reconcilePage) {
-	fmt.Fprintf(w, "page %d: %d overdue, %d disagreed, %d status-check only, %d contradicted", p.Page, len(p.Overdue), len(p.Disagreed),
-		len(p.StatusCheckOnly), len(p.Contradicted))
+	fmt.Fprintf(w, "page %d: %d untracked, %d overdue, %d disagreed, %d status-check only, %d contradicted", p.Page, len(p.Untracked), len(p.Overdue),
+		len(p.Disagreed), len(p.StatusCheckOnly), len(p.Contradicted))
 	if p.Truncated {
 		fmt.Fprint(w, " (truncated: more than 1,000 of one list started within one microsecond)")
 	}
 	fmt.Fprintln(w)
+	printSettled(w, "untracked: money no Tracker tracked, confirmed by a status check (look at it first)", p.Untracked)
 	if len(p.Overdue) > 0 {
 		fmt.Fprintln(w, "overdue: unsettled past the callback deadline (Run asks their status checks)")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -175,28 +180,8 @@ func printPage(w io.Writer, p reconcilePage) {
 		}
 		_ = tw.Flush()
 	}
-	for _, list := range []struct {
-		title string
-		rows  []settledMovement
-	}{
-		{"disagreed: callback and status check said different final states (look at them)", p.Disagreed},
-		{"status-check only: no callback came (check your callback URL)", p.StatusCheckOnly},
-	} {
-		if len(list.rows) == 0 {
-			continue
-		}
-		fmt.Fprintln(w, list.title)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  KIND\tREFERENCE\tSTATE\tCODE\tAMOUNT\tSOURCE\tREPORTED")
-		for _, s := range list.rows {
-			reported := "-"
-			if s.ReportedAt != nil {
-				reported = s.ReportedAt.Format(time.RFC3339)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Kind, s.ClientReference, s.State, dash(s.Code), money(s.Amount, s.Currency), s.Source, reported)
-		}
-		_ = tw.Flush()
-	}
+	printSettled(w, "disagreed: callback and status check said different final states (look at them)", p.Disagreed)
+	printSettled(w, "status-check only: no callback came (check your callback URL)", p.StatusCheckOnly)
 	if len(p.Contradicted) > 0 {
 		fmt.Fprintln(w, "contradicted: a callback the status check contradicted was refused (a forged or stale claim: look at them)")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -207,4 +192,22 @@ func printPage(w io.Writer, p reconcilePage) {
 		}
 		_ = tw.Flush()
 	}
+}
+
+// printSettled prints one list of settlements under its title, nothing when it is empty.
+func printSettled(w io.Writer, title string, rows []settledMovement) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  KIND\tREFERENCE\tSTATE\tCODE\tAMOUNT\tSOURCE\tREPORTED")
+	for _, s := range rows {
+		reported := "-"
+		if s.ReportedAt != nil {
+			reported = s.ReportedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Kind, s.ClientReference, s.State, dash(s.Code), money(s.Amount, s.Currency), s.Source, reported)
+	}
+	_ = tw.Flush()
 }

@@ -101,6 +101,18 @@ func TestMovementActionsOnPostgres(t *testing.T) {
 	assert.Equal(t, "opstrig", m.ClientReference)
 	assert.Equal(t, stateUntracked, m.State)
 	assert.Equal(t, "send", m.Kind)
+
+	stdout, stderr, code = billingOnce(t, "reconcile", "--database-url", databaseURL)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "1 untracked")
+	assert.Contains(t, stdout, "untracked: money no Tracker tracked")
+	assert.Regexp(t, `(?m)^\s+send\s+opstrig\s+succeeded`, stdout)
+	stdout, stderr, code = billingOnce(t, "reconcile", "--database-url", databaseURL, "--json")
+	require.Equal(t, 0, code, stderr)
+	var page reconcilePage
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(stdout, "\n", 2)[0]), &page), stdout)
+	require.Len(t, page.Untracked, 1)
+	assert.Equal(t, "opstrig", page.Untracked[0].ClientReference)
 }
 
 // billing ui serves the view of the database at the URL it prints, read-only: the view
