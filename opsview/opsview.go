@@ -123,7 +123,7 @@ func NewHandler(o Options) http.Handler {
 	if h.ids, err = cipher.NewGCM(block); err != nil {
 		panic(fmt.Errorf("opsview: Options.Key: %w", err))
 	}
-	h.tmpl = template.Must(template.New("").Funcs(template.FuncMap{"fmtTime": fmtTime}).ParseFS(templateFS, "templates/*.html"))
+	h.tmpl = template.Must(template.New("").Funcs(template.FuncMap{"fmtTime": fmtTime, "money": money}).ParseFS(templateFS, "templates/*.html"))
 	return h
 }
 
@@ -687,6 +687,12 @@ func (h *handler) movement(w http.ResponseWriter, r *http.Request) {
 	h.page(w, r, http.StatusOK, "movement.html", "Movement", d, false)
 }
 
+// money writes an amount in minor units as a person reads it, with its currency:
+// "GHS 5.00" for 500.
+func money(amount int64, currency string) string {
+	return billing.Money{Amount: amount, Currency: currency}.String()
+}
+
 // timeline lists what the store knows of a movement, in order of time.
 func (h *handler) timeline(in billing.Inspection) []TimelineEvent {
 	s := h.o.Tracker.Scrub
@@ -696,7 +702,7 @@ func (h *handler) timeline(in billing.Inspection) []TimelineEvent {
 		m := e.Movement
 		detail := "the request is sent right after"
 		if m.Amount > 0 {
-			detail = fmt.Sprintf("%d %s asked; %s", m.Amount, s(m.Currency), detail)
+			detail = money(m.Amount, s(m.Currency)) + " asked; " + detail
 		}
 		t = append(t, TimelineEvent{At: m.StartedAt, What: "tracked", Detail: detail})
 		if m.ServiceReference != "" {

@@ -171,7 +171,10 @@ func TestListFiltersPagesAndExports(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(csv.Body.String()), "\n")
 	assert.Len(t, lines, 4)
 	assert.True(t, strings.HasPrefix(lines[0], "kind,reference,state"))
-	assert.Contains(t, f.get(t, "movements?state=overdue").Body.String(), "lost1")
+	overdue := f.get(t, "movements?state=overdue").Body.String()
+	assert.Contains(t, overdue, "lost1")
+	assert.Contains(t, overdue, "GHS 5.00", "an amount reads as a person reads it, not in minor units")
+	assert.Contains(t, f.get(t, "movement?id="+url.QueryEscape(f.idOf(t, "lost1"))).Body.String(), "GHS 5.00 asked")
 
 	var rc struct {
 		Overdue   []opsview.MovementView `json:"overdue"`
