@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -225,6 +226,9 @@ type inboundReader struct {
 	// the whole body is known to be JSON, so that a body that is no JSON is refused as
 	// such whatever it repeats.
 	contradiction error
+	// folds holds the folded keys of the large objects' members, end to end: one
+	// growing buffer for them all rather than a string each.
+	folds strings.Builder
 }
 
 // inboundMember is one key of an object, with where its value lies.
@@ -495,10 +499,10 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[fieldNa
 	if *index == nil {
 		*index = make(map[fieldName]int, 2*smallObject)
 		for i := range siblings {
-			indexMember(*index, &siblings[i], frame+i)
+			r.indexMember(*index, &siblings[i], frame+i)
 		}
 	}
-	if at, ok := (*index)[fieldName{key: foldedKey(&m)}]; ok {
+	if at, ok := (*index)[fieldName{key: r.foldedKey(&m)}]; ok {
 		r.agree(&r.members[at], &m)
 	}
 	if m.alias != 0 {
@@ -508,7 +512,7 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[fieldNa
 	}
 	r.members = append(r.members, m)
 	at := len(r.members) - 1
-	indexMember(*index, &r.members[at], at)
+	r.indexMember(*index, &r.members[at], at)
 }
 
 // fieldName is a name under which a large object indexes its members: a folded key,
@@ -520,8 +524,8 @@ type fieldName struct {
 
 // indexMember records that the member m, at index at, answers to its folded key and,
 // for an alias, to its group.
-func indexMember(index map[fieldName]int, m *inboundMember, at int) {
-	index[fieldName{key: foldedKey(m)}] = at
+func (r *inboundReader) indexMember(index map[fieldName]int, m *inboundMember, at int) {
+	index[fieldName{key: r.foldedKey(m)}] = at
 	if m.alias != 0 {
 		index[fieldName{alias: m.alias}] = at
 	}
@@ -604,6 +608,29 @@ func asciiEqualFold(a, b []byte) bool {
 		}
 	}
 	return true
+}
+
+// foldedKey is the package's foldedKey, folding a plain ASCII key into r.folds.
+func (r *inboundReader) foldedKey(m *inboundMember) string {
+	if m.foldedDone || !m.plain {
+		return foldedKey(m)
+	}
+	if r.folds.Cap() == 0 {
+		r.folds.Grow(len(r.b) / 2)
+	}
+	start := r.folds.Len()
+	for _, c := range m.key {
+		if c >= utf8.RuneSelf {
+			return foldedKey(m)
+		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		r.folds.WriteByte(c)
+	}
+	// A Builder only appends: what String returned before stays as it was.
+	m.folded, m.foldedDone = r.folds.String()[start:], true
+	return m.folded
 }
 
 // foldedKey returns m's key unescaped and folded as encoding/json folds keys.
