@@ -690,10 +690,14 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 		observed.finish(st, &res, nil, err)
 		return err
 	}
-	req.Header.Set("Authorization", auth)
-	req.Header.Set("User-Agent", c.userAgent)
+	// One backing array for the three values rather than one each (as Header.Set makes):
+	// the keys are already canonical.
+	vals := [3]string{auth, c.userAgent, "application/json"}
+	held := vals[:]
+	req.Header["Authorization"] = held[0:1:1]
+	req.Header["User-Agent"] = held[1:2:2]
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = held[2:3:3]
 	}
 	req.SetResponseHandler(func(resp *http.Response) error { return res.read(resp, out) })
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -225,6 +226,9 @@ type inboundReader struct {
 	// the whole body is known to be JSON, so that a body that is no JSON is refused as
 	// such whatever it repeats.
 	contradiction error
+	// folds holds the folded keys of the large objects' members, end to end: one
+	// growing buffer for them all rather than a string each.
+	folds strings.Builder
 }
 
 // inboundMember is one key of an object, with where its value lies.
@@ -429,7 +433,7 @@ func (r *inboundReader) object(depth int, scope inboundScope) error {
 	r.pos++ // {
 	frame := len(r.members)
 	defer func() { r.members = r.members[:frame] }()
-	var index map[string]int // folded key -> member, once the object is no longer small
+	var index map[fieldName]int // field -> member, once the object is no longer small
 	r.space()
 	if r.pos < len(r.b) && r.b[r.pos] == '}' {
 		r.pos++
@@ -481,7 +485,7 @@ func (r *inboundReader) object(depth int, scope inboundScope) error {
 
 // addMember records m in the object whose members start at frame, after checking that
 // no earlier member is the same field with another value (see agree).
-func (r *inboundReader) addMember(frame int, m inboundMember, index *map[string]int) {
+func (r *inboundReader) addMember(frame int, m inboundMember, index *map[fieldName]int) {
 	siblings := r.members[frame:]
 	if *index == nil && len(siblings) < smallObject {
 		for i := range siblings {
@@ -493,33 +497,38 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[string]
 		return
 	}
 	if *index == nil {
-		*index = make(map[string]int, 2*smallObject)
+		*index = make(map[fieldName]int, 2*smallObject)
 		for i := range siblings {
-			for _, name := range fieldNames(&siblings[i]) {
-				(*index)[name] = frame + i
-			}
+			r.indexMember(*index, &siblings[i], frame+i)
 		}
 	}
-	for _, name := range fieldNames(&m) {
-		if at, ok := (*index)[name]; ok {
+	if at, ok := (*index)[fieldName{key: r.foldedKey(&m)}]; ok {
+		r.agree(&r.members[at], &m)
+	}
+	if m.alias != 0 {
+		if at, ok := (*index)[fieldName{alias: m.alias}]; ok {
 			r.agree(&r.members[at], &m)
 		}
 	}
 	r.members = append(r.members, m)
 	at := len(r.members) - 1
-	for _, name := range fieldNames(&r.members[at]) {
-		(*index)[name] = at
-	}
+	r.indexMember(*index, &r.members[at], at)
 }
 
-// fieldNames returns the names under which a large object indexes m: its folded key
-// and, for an alias, its group.
-func fieldNames(m *inboundMember) []string {
-	names := []string{foldedKey(m)}
+// fieldName is a name under which a large object indexes its members: a folded key,
+// or an alias group (key empty).
+type fieldName struct {
+	key   string
+	alias int8
+}
+
+// indexMember records that the member m, at index at, answers to its folded key and,
+// for an alias, to its group.
+func (r *inboundReader) indexMember(index map[fieldName]int, m *inboundMember, at int) {
+	index[fieldName{key: r.foldedKey(m)}] = at
 	if m.alias != 0 {
-		names = append(names, "\x00alias"+strconv.Itoa(int(m.alias)))
+		index[fieldName{alias: m.alias}] = at
 	}
-	return names
 }
 
 // agree records a contradiction unless the values of a and b, two spellings of one
@@ -599,6 +608,29 @@ func asciiEqualFold(a, b []byte) bool {
 		}
 	}
 	return true
+}
+
+// foldedKey is the package's foldedKey, folding a plain ASCII key into r.folds.
+func (r *inboundReader) foldedKey(m *inboundMember) string {
+	if m.foldedDone || !m.plain {
+		return foldedKey(m)
+	}
+	if r.folds.Cap() == 0 {
+		r.folds.Grow(len(r.b) / 2)
+	}
+	start := r.folds.Len()
+	for _, c := range m.key {
+		if c >= utf8.RuneSelf {
+			return foldedKey(m)
+		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		r.folds.WriteByte(c)
+	}
+	// A Builder only appends: what String returned before stays as it was.
+	m.folded, m.foldedDone = r.folds.String()[start:], true
+	return m.folded
 }
 
 // foldedKey returns m's key unescaped and folded as encoding/json folds keys.

@@ -382,7 +382,10 @@ func (t *Tracker) clockNow() time.Time { return t.opts.Clock.Now() }
 // service never showed to exist by then settles unknown.
 func (t *Tracker) check(ctx context.Context, m movement) {
 	key := m.Key()
-	attrs := []slog.Attr{slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference)}
+	// The log's attributes are built only for a line that is written.
+	attrs := func(more ...slog.Attr) []slog.Attr {
+		return append([]slog.Attr{slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference)}, more...)
+	}
 	stop := t.holdClaim(ctx, key)
 	o, err := movementStatus(ctx, t.client, m)
 	t.observeStatusCheck(ctx, m.Kind, m.ClientReference, o, err)
@@ -397,22 +400,22 @@ func (t *Tracker) check(ctx context.Context, m movement) {
 	case err == nil && o.IsFinal():
 		o.At = now
 		if _, err := t.settle(wctx, key, *o, nil); err != nil {
-			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: settling failed", append(attrs, slog.String("error", err.Error()))...)
+			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: settling failed", attrs(slog.String("error", err.Error()))...)
 		}
 		return
 	case ctx.Err() != nil:
 		if err := t.store.ReleaseClaim(wctx, key, t.opts.Owner); err != nil && !errors.Is(err, errLeaseLost) {
-			t.opts.Logger.LogAttrs(wctx, slog.LevelWarn, "billing tracker: releasing a claim failed", append(attrs, slog.String("error", err.Error()))...)
+			t.opts.Logger.LogAttrs(wctx, slog.LevelWarn, "billing tracker: releasing a claim failed", attrs(slog.String("error", err.Error()))...)
 		}
 		return
 	case err != nil && !worthPollingAgain(err):
-		t.opts.Logger.LogAttrs(ctx, slog.LevelError, "billing status check refused; asking again later", append(attrs, slog.String("error", err.Error()))...)
+		t.opts.Logger.LogAttrs(ctx, slog.LevelError, "billing status check refused; asking again later", attrs(slog.String("error", err.Error()))...)
 	case err != nil:
-		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing status check failed; asking again later", append(attrs, slog.String("error", err.Error()))...)
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing status check failed; asking again later", attrs(slog.String("error", err.Error()))...)
 	}
 	next := now.Add(jitter(t.backoff(m.Checks)))
 	if err := t.store.Reschedule(wctx, key, t.opts.Owner, next); err != nil && !errors.Is(err, errLeaseLost) {
-		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: rescheduling failed", append(attrs, slog.String("error", err.Error()))...)
+		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: rescheduling failed", attrs(slog.String("error", err.Error()))...)
 	}
 }
 

@@ -20,7 +20,7 @@ BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 } | tee "$OUT.machine"
 
 go test -run '^$' -benchmem -count "$COUNT" -benchtime "$BENCHTIME" \
-	-bench '^(BenchmarkCustomersCreate|BenchmarkCustomersGet|BenchmarkPaymentsReceive|BenchmarkParseEvent)$' . | tee "$OUT"
+	-bench '^(BenchmarkCustomersCreate|BenchmarkCustomersCreateWide|BenchmarkCustomersGet|BenchmarkPaymentsReceive|BenchmarkParseEvent)$' . | tee "$OUT"
 # A listing walks 10,000 or 100,000 items per op: a few ops are plenty.
 go test -run '^$' -benchmem -count "$COUNT" -benchtime 3x \
 	-bench '^BenchmarkCustomersList$' . | tee -a "$OUT"
