@@ -191,6 +191,27 @@ func (w *world) withSlowReportsOnTwoInstances(rt *rapid.T) {
 	}
 	cancel()
 	wg.Wait()
+	w.reportedAsTheStoreRecorded()
+}
+
+// reportedAsTheStoreRecorded takes, for each outcome the model saw reported, the time
+// the store recorded its report, where that is later: an instance marks a report once
+// OnOutcome has returned, and with the clock stepping while calls run the mark can fall
+// a step after OnOutcome's own time. Retention counts from the store's record.
+func (w *world) reportedAsTheStoreRecorded() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, m := range w.movements {
+		sk := shapeKey(m.kind, m.ref)
+		at, ok := w.reportedAt[sk]
+		if !ok {
+			continue
+		}
+		e, err := w.store.Get(context.Background(), storekit.Movement{Kind: string(m.kind), ClientReference: m.ref}.Key())
+		if err == nil && e.Final != nil && e.Final.ReportedAt.After(at) {
+			w.reportedAt[sk] = e.Final.ReportedAt
+		}
+	}
 }
 
 // observedStore says progress on the calls of a store about reports, so that a wait for
