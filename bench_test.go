@@ -219,25 +219,29 @@ func warm(b *testing.B, n int, fn func() error) {
 	}
 }
 
-func newBenchClient(b *testing.B, srv *benchServer) *Client {
-	c, err := NewClient(WithBaseURL(srv.URL), WithSecretKey("sk_test_bench"), WithClientCredentials("bench", "bench-secret"))
+func newBenchClient(b *testing.B, baseURL string) *Client {
+	c, err := NewClient(WithBaseURL(baseURL), WithSecretKey("sk_test_bench"), WithClientCredentials("bench", "bench-secret"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	return c
 }
 
-func BenchmarkCustomersCreate(b *testing.B) {
+func BenchmarkCustomersCreate(b *testing.B) { benchCustomersCreate(b, "") }
+
+// benchCustomersCreate measures a create, the SDK's and raw net/http's on the same bytes,
+// against the bench server's answers under prefix.
+func benchCustomersCreate(b *testing.B, prefix string) {
 	srv := newBenchServer(b, 0)
 	params := &CustomerCreateParams{Email: "ama.mensah@example.com", Name: "Ama Mensah", Metadata: Metadata{"segment": "retail"}}
-	c, hc := newBenchClient(b, srv), rawClient()
+	c, hc := newBenchClient(b, srv.URL+prefix), rawClient()
 	sdk := func() error {
 		_, err := c.Customers.Create(context.Background(), params)
 		return err
 	}
 	raw := func() error {
 		var out dataOf[Customer]
-		return rawCall(hc, http.MethodPost, srv.URL+"/v1/customers", params, &out)
+		return rawCall(hc, http.MethodPost, srv.URL+prefix+"/v1/customers", params, &out)
 	}
 	runSerialAndParallel(b, srv, "sdk", sdk)
 	runSerialAndParallel(b, srv, "raw", raw)
@@ -271,30 +275,11 @@ func wideCustomer(b *testing.B, customer []byte) []byte {
 
 // BenchmarkCustomersCreateWide is BenchmarkCustomersCreate answered with a customer of 31
 // members, 20 of them unknown to the SDK: the gate's large-object path.
-func BenchmarkCustomersCreateWide(b *testing.B) {
-	srv := newBenchServer(b, 0)
-	params := &CustomerCreateParams{Email: "ama.mensah@example.com", Name: "Ama Mensah", Metadata: Metadata{"segment": "retail"}}
-	c, err := NewClient(WithBaseURL(srv.URL+"/wide"), WithSecretKey("sk_test_bench"), WithClientCredentials("bench", "bench-secret"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	hc := rawClient()
-	sdk := func() error {
-		_, err := c.Customers.Create(context.Background(), params)
-		return err
-	}
-	raw := func() error {
-		var out dataOf[Customer]
-		return rawCall(hc, http.MethodPost, srv.URL+"/wide/v1/customers", params, &out)
-	}
-	runSerialAndParallel(b, srv, "sdk", sdk)
-	runSerialAndParallel(b, srv, "raw", raw)
-	runInterleaved(b, sdk, raw)
-}
+func BenchmarkCustomersCreateWide(b *testing.B) { benchCustomersCreate(b, "/wide") }
 
 func BenchmarkCustomersGet(b *testing.B) {
 	srv := newBenchServer(b, 0)
-	c, hc := newBenchClient(b, srv), rawClient()
+	c, hc := newBenchClient(b, srv.URL), rawClient()
 	sdk := func() error {
 		_, err := c.Customers.Get(context.Background(), "cust_8f3a2b1c9d0e4f5a6b7c8d9e")
 		return err
@@ -312,7 +297,7 @@ func BenchmarkCustomersGet(b *testing.B) {
 // and sends with the money retry class and Basic credentials.
 func BenchmarkPaymentsReceive(b *testing.B) {
 	srv := newBenchServer(b, 0)
-	c, hc := newBenchClient(b, srv), rawClient()
+	c, hc := newBenchClient(b, srv.URL), rawClient()
 	params := &ReceiveParams{
 		Amount: 2500, Phone: "+233 24 123 4567", Provider: ProviderMTN, Description: "Order 1044",
 		Metadata: Metadata{"orderId": "1044"}, ClientReference: "rcv1044", CallbackURL: "https://shop.example.com/cb",
@@ -344,7 +329,7 @@ func BenchmarkPaymentsReceive(b *testing.B) {
 func BenchmarkCustomersList(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		srv := newBenchServer(b, n)
-		c, hc := newBenchClient(b, srv), rawClient()
+		c, hc := newBenchClient(b, srv.URL), rawClient()
 		b.Run(fmt.Sprintf("items=%d/impl=sdk", n), func(b *testing.B) {
 			measureList(b, n, func(visit func(*CustomerSummary)) error {
 				for cust, err := range c.Customers.List(context.Background(), &CustomerListParams{ListParams: ListParams{Limit: 100}}) {

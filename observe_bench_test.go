@@ -27,7 +27,7 @@ func BenchmarkCustomersGetObserved(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	plain := newBenchClient(b, srv)
+	plain := newBenchClient(b, srv.URL)
 	var meta ResponseMeta
 	for name, sdk := range map[string]func() error{
 		"observer": func() error {

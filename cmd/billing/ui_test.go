@@ -56,15 +56,10 @@ func TestUIRefusesAnAddressOffLoopback(t *testing.T) {
 // reason, never override a settled outcome, and are audited; billing movements lists
 // the money no one tracked.
 func TestMovementActionsOnPostgres(t *testing.T) {
-	databaseURL, appDB, _ := appDatabase(t)
+	databaseURL, srv, store := trackedOnPostgres(t, "opslost")
 	ctx := context.Background()
-	srv := billingtest.NewServer(t)
-	store, err := pgstore.New(ctx, appDB)
-	require.NoError(t, err)
-	tracker := billing.NewTracker(srv.Client(), billing.TrackerOptions{Store: store})
-	require.NoError(t, tracker.Track(ctx, billing.KindSend, "opslost"))
 	trig := storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "opstrig"}
-	_, _, err = store.Settle(ctx, trig, storekit.Outcome{Kind: storekit.KindSend, State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: srv.Now()}, nil)
+	_, _, err := store.Settle(ctx, trig, storekit.Outcome{Kind: storekit.KindSend, State: storekit.StateSucceeded, Source: storekit.SourceStatusCheck, At: srv.Now()}, nil)
 	require.NoError(t, err)
 	conn := []string{"--database-url", databaseURL, "--sandbox", srv.URL, "--client-id", srv.ClientID, "--client-secret", srv.ClientSecret, "--actor", "alice"}
 
@@ -118,13 +113,7 @@ func TestMovementActionsOnPostgres(t *testing.T) {
 // billing ui serves the view of the database at the URL it prints, read-only: the view
 // lists the movement, a request naming another host is refused, and an action is not on.
 func TestUIServesTheViewItPrints(t *testing.T) {
-	databaseURL, appDB, _ := appDatabase(t)
-	ctx := context.Background()
-	srv := billingtest.NewServer(t)
-	store, err := pgstore.New(ctx, appDB)
-	require.NoError(t, err)
-	tracker := billing.NewTracker(srv.Client(), billing.TrackerOptions{Store: store})
-	require.NoError(t, tracker.Track(ctx, billing.KindSend, "uiref1"))
+	databaseURL, _, _ := trackedOnPostgres(t, "uiref1")
 
 	p := start(t, "ui", "--database-url", databaseURL)
 	line := p.next(t)
@@ -151,4 +140,17 @@ func TestUIServesTheViewItPrints(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "read-only without --actions")
 	p.interrupt(t)
+}
+
+// trackedOnPostgres tracks a payout under reference with a Tracker on the sandbox and a
+// pgstore in a schema of its own, and returns the application role's URL of that store.
+func trackedOnPostgres(t *testing.T, reference string) (string, *billingtest.Server, *pgstore.Store) {
+	t.Helper()
+	databaseURL, appDB, _ := appDatabase(t)
+	srv := billingtest.NewServer(t)
+	store, err := pgstore.New(context.Background(), appDB)
+	require.NoError(t, err)
+	tracker := billing.NewTracker(srv.Client(), billing.TrackerOptions{Store: store})
+	require.NoError(t, tracker.Track(context.Background(), billing.KindSend, reference))
+	return databaseURL, srv, store
 }

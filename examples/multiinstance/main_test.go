@@ -15,13 +15,7 @@ import (
 // The example against CI's database (scripts/pgtest.sh sets DATABASE_URL); without
 // one it skips, except under CI=true, where it fails.
 func TestMultiInstance(t *testing.T) {
-	url := os.Getenv("DATABASE_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no PostgreSQL: run scripts/pgtest.sh")
-		}
-		t.Skip("no PostgreSQL: set DATABASE_URL, or run scripts/pgtest.sh")
-	}
+	url := databaseURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
@@ -44,22 +38,12 @@ func TestMultiInstance(t *testing.T) {
 // Pointed at an application's database, the example writes into a schema of
 // its own: the application's tables gain no row.
 func TestMultiInstanceLeavesTheAppsTablesAlone(t *testing.T) {
-	url := os.Getenv("DATABASE_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no PostgreSQL: run scripts/pgtest.sh")
-		}
-		t.Skip("no PostgreSQL: set DATABASE_URL, or run scripts/pgtest.sh")
-	}
+	url := databaseURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// The test's own statements are unprepared, as pgstore's are, so that they run
 	// through a transaction pooler too.
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	db, err := sql.Open("pgx", url+sep+"default_query_exec_mode=exec")
+	db, err := sql.Open("pgx", withParam(url, "default_query_exec_mode", "exec"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +67,7 @@ func TestMultiInstanceLeavesTheAppsTablesAlone(t *testing.T) {
 	// The app's schema first on the search path, as an app's role would have it. A
 	// transaction pooler refuses search_path as a startup parameter: through one (CI runs
 	// this test through pgbouncer too) the example is given the URL as it is.
-	runURL := withSearchPath(url, app)
+	runURL := withParam(url, "search_path", app)
 	if url == os.Getenv("BILLING_TEST_POOLER_URL") {
 		runURL = url
 	}
@@ -99,11 +83,25 @@ func TestMultiInstanceLeavesTheAppsTablesAlone(t *testing.T) {
 	}
 }
 
-// withSearchPath returns the connection URL with search_path set to schema.
-func withSearchPath(url, schema string) string {
+// databaseURL is CI's database (scripts/pgtest.sh sets DATABASE_URL); without one the
+// test skips, except under CI=true, where it fails.
+func databaseURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no PostgreSQL: run scripts/pgtest.sh")
+		}
+		t.Skip("no PostgreSQL: set DATABASE_URL, or run scripts/pgtest.sh")
+	}
+	return url
+}
+
+// withParam returns the connection URL with the parameter key set to value.
+func withParam(url, key, value string) string {
 	sep := "?"
 	if strings.Contains(url, "?") {
 		sep = "&"
 	}
-	return url + sep + "search_path=" + schema
+	return url + sep + key + "=" + value
 }
