@@ -338,7 +338,7 @@ func (v *view) credentials(edits []edit) []edit {
 			if !hasPrefixFold(s[i:], w) || (i > 0 && isLetter(s[i-1]) && w != "secret" && w != "token" && w != "password") {
 				continue
 			}
-			scheme := w == "basic" || w == "bearer"
+			scheme := credentialScheme(w)
 			at, assigned := valueAfter(s, i+len(w), scheme)
 			if at < 0 {
 				continue
@@ -352,6 +352,10 @@ func (v *view) credentials(edits []edit) []edit {
 						}
 					}
 				}
+			}
+			if at < len(s) && s[at] == '[' { // a list: every element is a secret
+				edits, i = v.listElements(edits, at), at
+				break
 			}
 			end := at
 			for end < len(s) && credentialByte(s[end]) {
@@ -367,6 +371,47 @@ func (v *view) credentials(edits []edit) []edit {
 			edits = v.add(edits, at, end, redacted)
 			i = end - 1
 			break
+		}
+	}
+	return edits
+}
+
+// credentialScheme reports whether the credential word w is an Authorization scheme,
+// whose credential follows it after a space rather than after '=' or ':'.
+func credentialScheme(w string) bool { return w == "basic" || w == "bearer" }
+
+// listElements hides each element of the list that starts at s[at] ('['), a JSON array
+// or a list in prose, up to its ']': the characters inside a quoted element, or an
+// unquoted one whole, so that the list keeps its shape.
+func (v *view) listElements(edits []edit, at int) []edit {
+	s := v.text
+	for j := at + 1; j < len(s) && s[j] != ']'; {
+		switch c := s[j]; {
+		case c == ' ' || c == ',' || c == '\t' || c == '\n':
+			j++
+		case c == '"' || c == '\'':
+			k := j + 1
+			for k < len(s) && s[k] != c {
+				if s[k] == '\\' {
+					k++
+				}
+				k++
+			}
+			k = min(k, len(s))
+			if k > j+1 {
+				edits = v.add(edits, j+1, k, redacted)
+			}
+			j = k + 1
+		default:
+			k := j
+			for k < len(s) && credentialByte(s[k]) && s[k] != '[' {
+				k++
+			}
+			if k == j {
+				return edits
+			}
+			edits = v.add(edits, j, k, redacted)
+			j = k
 		}
 	}
 	return edits
@@ -565,8 +610,9 @@ func (v *view) numbers(edits []edit) []edit {
 				j += w
 			}
 			// A date or the time of day is no number's first group: "2025-01-15 10:22",
-			// "10:22:33.123456789".
-			if j > i && j < len(s) && isDigit(s[j]) && !isoDate(s[start:i]) && !(start > 1 && s[start-1] == ':' && isDigit(s[start-2])) {
+			// "10:22:33.123456789"; and a date continues no number: "25.00  2025-01-15".
+			if j > i && j < len(s) && isDigit(s[j]) && !isoDate(s[start:i]) && !isoDate(s[j:min(j+10, len(s))]) &&
+				!(start > 1 && s[start-1] == ':' && isDigit(s[start-2])) {
 				i = j
 				continue
 			}
