@@ -54,22 +54,6 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	if ok {
 		limit = maxBodyBytes
 	}
-	if ok && streams(out) {
-		// A page is decoded as it arrives, and no further than its bound; the start
-		// of the body is kept in case it reports a failure.
-		kept := &cappedBuffer{max: maxErrorBodyBytes}
-		body := io.TeeReader(io.LimitReader(resp.Body, limit), kept) // a longer body ends mid-JSON
-		streamed, err := out.decodeStream(body)
-		if streamed {
-			if err != nil {
-				return fmt.Errorf("%w: %w", errUnreadableBody, err)
-			}
-			if out.header().failed() {
-				r.body = kept.Bytes()
-			}
-			return nil
-		}
-	}
 	buf := bufferPool.Get().(*bytes.Buffer)
 	defer putBuffer(buf)
 	buf.Reset()
@@ -77,6 +61,29 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	// that declares 32 MiB and sends one byte costs what one byte costs.
 	if n := resp.ContentLength; n > 0 {
 		buf.Grow(int(min(n, limit, maxPreallocBytes)))
+	}
+	if ok && streams(out) {
+		// A page is decoded as it arrives, and no further than its bound: a page past
+		// it is refused with the rest of the body unread. What was read is kept, for
+		// the gate.
+		body := io.TeeReader(io.LimitReader(resp.Body, limit), buf) // a longer body ends mid-JSON
+		if streamed, err := out.decodeStream(body); streamed {
+			if err != nil {
+				// The gate's verdict comes first, as for every other answer: the
+				// rest of a body the decoder refused is read (within the limit), and
+				// one the gate refuses is refused as such. A page past its bound is
+				// read no further.
+				if !errors.Is(err, ErrPageTooLarge) {
+					_, _ = io.Copy(io.Discard, body)
+				}
+				if _, gateErr := readInbound(buf.Bytes()); errors.Is(gateErr, ErrContradiction) {
+					err = gateErr
+				}
+				out.reset()
+				return fmt.Errorf("%w: %w", errUnreadableBody, err)
+			}
+			return r.gate(buf.Bytes(), out, true)
+		}
 	}
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
@@ -96,15 +103,27 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 	if n > limit {
 		return fmt.Errorf("%w: larger than %d bytes", errUnreadableBody, limit)
 	}
-	canonical, err := readInbound(buf.Bytes())
+	return r.gate(buf.Bytes(), out, false)
+}
+
+// gate passes a 2xx body through the inbound gate (inbound.go) and decodes its canonical
+// form into out, unless out was decoded already as the body arrived (a page): then the
+// gate's verdict stands over what was read, and a body written with escapes is read
+// again in its canonical form, so that a page reads as every other answer does.
+func (r *response) gate(body []byte, out decodeTarget, decoded bool) error {
+	canonical, err := readInbound(body)
 	if err != nil {
+		out.reset()
 		return fmt.Errorf("%w: %w", errUnreadableBody, err)
 	}
-	if err := json.Unmarshal(canonical, out); err != nil {
-		return fmt.Errorf("%w: %w", errUnreadableBody, err)
+	if !decoded || &canonical[0] != &body[0] {
+		out.reset()
+		if err := json.Unmarshal(canonical, out); err != nil {
+			return fmt.Errorf("%w: %w", errUnreadableBody, err)
+		}
 	}
 	if out.header().failed() {
-		r.body = bytes.Clone(buf.Bytes())
+		r.body = bytes.Clone(body[:min(len(body), maxErrorBodyBytes)])
 	}
 	return nil
 }
@@ -129,17 +148,4 @@ func putBuffer(buf *bytes.Buffer) {
 	if buf.Cap() <= 1<<20 {
 		bufferPool.Put(buf)
 	}
-}
-
-// cappedBuffer keeps the first max bytes written to it and counts the rest as written.
-type cappedBuffer struct {
-	bytes.Buffer
-	max int
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }
