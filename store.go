@@ -304,6 +304,28 @@ func (g *storeGate) Reschedule(ctx context.Context, key movementKey, owner strin
 	return gateErr(g.s.Reschedule(ctx, key.kit(), owner, next))
 }
 
+// RescheduleAfter is Reschedule keeping the status check's attempt a, when the store
+// keeps attempts (storekit.AttemptLog); Reschedule alone otherwise.
+func (g *storeGate) RescheduleAfter(ctx context.Context, key movementKey, owner string, next time.Time, a storekit.Attempt) error {
+	l, ok := unbounded(g.s).(storekit.AttemptLog)
+	if !ok {
+		return g.Reschedule(ctx, key, owner, next)
+	}
+	_, err := boundedAs(g.s, ctx, "Reschedule", none(func(ctx context.Context) error { return l.RescheduleAfter(ctx, key.kit(), owner, next, a) }))
+	return gateErr(err)
+}
+
+// RetryReportAfter is RetryReport keeping the report's attempt a, when the store keeps
+// attempts (storekit.AttemptLog); RetryReport alone otherwise.
+func (g *storeGate) RetryReportAfter(ctx context.Context, id, owner string, at time.Time, a storekit.Attempt) error {
+	l, ok := unbounded(g.s).(storekit.AttemptLog)
+	if !ok {
+		return g.RetryReport(ctx, id, owner, at)
+	}
+	_, err := boundedAs(g.s, ctx, "RetryReport", none(func(ctx context.Context) error { return l.RetryReportAfter(ctx, id, owner, at, a) }))
+	return gateErr(err)
+}
+
 func (g *storeGate) ReleaseClaim(ctx context.Context, key movementKey, owner string) error {
 	return gateErr(g.s.ReleaseClaim(ctx, key.kit(), owner))
 }

@@ -364,13 +364,16 @@ var ErrInspectUnsupported = errors.New("billing: the store cannot list its movem
 
 // Inspection is what the Tracker's store knows of one movement, for an operator: what
 // Get returns, the callbacks kept for it (raw: scrub them before showing them), the
-// contradiction recorded, and the operators' actions on it.
+// contradiction recorded, the operators' actions on it, and the Tracker's tries that
+// came back unsuccessful: what each status check answered and why each report failed
+// (the latest, on a store that keeps them: storekit.AttemptLog).
 type Inspection struct {
 	Key           storekit.MovementKey
 	Entry         storekit.Entry
 	Callbacks     []storekit.Callback
 	Contradiction *storekit.Contradiction
 	Audits        []storekit.AuditRecord
+	Attempts      []storekit.Attempt
 }
 
 // Now is the time on the Tracker's Clock.
@@ -452,6 +455,12 @@ func (t *Tracker) Inspect(ctx context.Context, key storekit.MovementKey) (Inspec
 	if ops := t.store.operatorStore(); ops != nil {
 		if in.Audits, err = ops.Audits(ctx, keyFromKit(key)); err != nil {
 			return in, err
+		}
+	}
+	if l, ok := unbounded(t.kit).(storekit.AttemptLog); ok {
+		in.Attempts, err = boundedAs(t.kit, ctx, "Attempts", func(ctx context.Context) ([]storekit.Attempt, error) { return l.Attempts(ctx, key) })
+		if err != nil {
+			return in, gateErr(err)
 		}
 	}
 	return in, nil

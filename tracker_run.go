@@ -82,7 +82,7 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 			}
 			for _, s := range unreported {
 				reports.start(ctx, s.ID, now.Add(lease), func(c *reportClaim) { defer t.recoverPanic("a report of Run"); t.report(ctx, reports, s, c) },
-					func() { t.giveBackReport(ctx, s.ID) }, t.clockNow)
+					func() { t.giveBackReport(ctx, s.ID, s.Key) }, t.clockNow)
 			}
 			more = more || (len(unreported) == n && reports.free() > 0)
 			if len(unreported) < n {
@@ -414,7 +414,7 @@ func (t *Tracker) check(ctx context.Context, m movement) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing status check failed; asking again later", attrs(slog.String("error", err.Error()))...)
 	}
 	next := now.Add(jitter(t.backoff(m.Checks)))
-	if err := t.store.Reschedule(wctx, key, t.opts.Owner, next); err != nil && !errors.Is(err, errLeaseLost) {
+	if err := t.store.RescheduleAfter(wctx, key, t.opts.Owner, next, t.checkAttempt(o, err, now)); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: rescheduling failed", attrs(slog.String("error", err.Error()))...)
 	}
 }
@@ -496,7 +496,7 @@ func (t *Tracker) report(ctx context.Context, r *reporter, s settlement, c *repo
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing OnOutcome failed; it will be called again",
 			slog.String("id", s.ID), slog.Int("attempts", s.ReportAttempts+1), slog.String("error", err.Error()))
 	}
-	if err := t.store.RetryReport(context.WithoutCancel(ctx), s.ID, t.opts.Owner, next); err != nil && !errors.Is(err, errLeaseLost) {
+	if err := t.store.RetryReportAfter(context.WithoutCancel(ctx), s.ID, t.opts.Owner, next, t.reportAttempt(s.Key, err, now)); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a failed report failed", slog.String("id", s.ID), slog.String("error", err.Error()))
 	}
 }
@@ -504,8 +504,9 @@ func (t *Tracker) report(ctx context.Context, r *reporter, s settlement, c *repo
 // giveBackReport gives back the claim of a report Run will not make because ctx ended,
 // so that another instance may take it without waiting for its lease (counted as one
 // attempt). The write is bounded by StoreTimeout.
-func (t *Tracker) giveBackReport(ctx context.Context, id string) {
-	if err := t.store.RetryReport(context.WithoutCancel(ctx), id, t.opts.Owner, t.opts.Clock.Now()); err != nil && !errors.Is(err, errLeaseLost) {
+func (t *Tracker) giveBackReport(ctx context.Context, id string, key movementKey) {
+	now := t.opts.Clock.Now()
+	if err := t.store.RetryReportAfter(context.WithoutCancel(ctx), id, t.opts.Owner, now, t.reportAttempt(key, errReportGivenBack, now)); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: giving back a report's claim failed", slog.String("id", id), slog.String("error", err.Error()))
 	}
 }

@@ -710,9 +710,10 @@ func (h *handler) timeline(in billing.Inspection) []TimelineEvent {
 		}
 		t = append(t, TimelineEvent{At: m.Deadline, What: "callback due", Detail: "the status check is asked from here on"})
 		if e.Final == nil && m.Checks > 0 {
-			t = append(t, TimelineEvent{At: m.NextCheckAt, What: "status checks", Detail: fmt.Sprintf("%d left it pending or failed; the next is due then", m.Checks)})
+			t = append(t, TimelineEvent{At: m.NextCheckAt, What: "next status check", Detail: fmt.Sprintf("%d left it pending or failed", m.Checks)})
 		}
 	}
+	t = append(t, h.attempts(in)...)
 	for _, c := range in.Callbacks {
 		detail := fmt.Sprintf("%d deliveries", c.Deliveries)
 		if c.Deliveries <= 1 {
@@ -764,6 +765,39 @@ func (h *handler) timeline(in billing.Inspection) []TimelineEvent {
 	slices.SortStableFunc(t, func(a, b TimelineEvent) int { return a.At.Compare(b.At) })
 	for i := range t {
 		t[i].At = t[i].At.UTC()
+	}
+	return t
+}
+
+// attempts lists the Tracker's unsuccessful tries kept for the movement, oldest first:
+// what each status check answered, why each report failed, and, beside the first of
+// each kind, how many earlier ones the store no longer keeps.
+func (h *handler) attempts(in billing.Inspection) []TimelineEvent {
+	s := h.o.Tracker.Scrub
+	var t []TimelineEvent
+	seen := map[string]bool{}
+	for _, a := range in.Attempts {
+		ev := TimelineEvent{At: a.At, Detail: "by " + s(a.Owner)}
+		earlier := "status checks"
+		switch a.What {
+		case storekit.AttemptStatusCheck:
+			ev.What = fmt.Sprintf("status check %d", a.N)
+			if a.Answer != "" {
+				ev.Detail = "answered " + s(a.Answer) + "; " + ev.Detail
+			}
+		case storekit.AttemptReport:
+			ev.What, earlier = fmt.Sprintf("report attempt %d failed", a.N), "report attempts"
+		default:
+			continue
+		}
+		if a.Error != "" {
+			ev.Detail += "; " + s(a.Error)
+		}
+		if !seen[a.What] && a.N > 1 {
+			ev.Detail += fmt.Sprintf(" (%d earlier %s not kept)", a.N-1, earlier)
+		}
+		seen[a.What] = true
+		t = append(t, ev)
 	}
 	return t
 }

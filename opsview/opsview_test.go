@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -338,3 +339,54 @@ func get(h http.Handler, target string) *httptest.ResponseRecorder {
 }
 
 func jsonOf(body string, v any) error { return json.Unmarshal([]byte(body), v) }
+
+// Each status check that left a movement pending, and each failed report, is a line of
+// its timeline with what it answered or why it failed, scrubbed, in the page and the
+// JSON answer; the first line kept says how many earlier ones the store dropped.
+func TestTheTimelineShowsEveryStatusCheckAnswer(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	log := f.store.(storekit.AttemptLog)
+	key := storekit.MovementKey{Callback: storekit.CallbackPayout, ClientReference: "lost1"}
+	n := storekit.MaxAttempts + 2
+	for i := range n {
+		now := f.srv.Now().Add(time.Duration(i) * time.Hour)
+		due, err := f.store.ClaimDue(ctx, "instance-a", now, now.Add(time.Minute), 100)
+		require.NoError(t, err)
+		require.NotEmpty(t, due)
+		a := storekit.Attempt{At: now, Answer: storekit.StatePending}
+		if i == n-1 {
+			a = storekit.Attempt{At: now, Error: "status check: 502 from the gateway for " + email}
+		}
+		for _, m := range due {
+			if m.Key() == key {
+				require.NoError(t, log.RescheduleAfter(ctx, key, "instance-a", now.Add(time.Second), a))
+				continue
+			}
+			require.NoError(t, f.store.ReleaseClaim(ctx, m.Key(), "instance-a"))
+		}
+	}
+	id := f.idOf(t, "lost1")
+	var d struct {
+		Timeline []opsview.TimelineEvent `json:"timeline"`
+	}
+	f.getJSON(t, "api-movement?id="+url.QueryEscape(id), &d)
+	var checks []opsview.TimelineEvent
+	for _, e := range d.Timeline {
+		if strings.HasPrefix(e.What, "status check ") {
+			checks = append(checks, e)
+		}
+	}
+	require.Len(t, checks, storekit.MaxAttempts)
+	assert.Equal(t, "status check 3", checks[0].What)
+	assert.Contains(t, checks[0].Detail, "answered pending")
+	assert.Contains(t, checks[0].Detail, "2 earlier status checks not kept")
+	last := checks[len(checks)-1]
+	assert.Equal(t, fmt.Sprintf("status check %d", n), last.What)
+	assert.Contains(t, last.Detail, "502 from the gateway")
+	assert.NotContains(t, last.Detail, "jane.doe")
+	page := f.get(t, "movement?id="+url.QueryEscape(id)).Body.String()
+	assert.Contains(t, page, "502 from the gateway")
+	assert.Contains(t, page, "answered pending")
+	assert.NotContains(t, page, email)
+}

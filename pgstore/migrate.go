@@ -165,6 +165,23 @@ var migrations = [][]string{
 		`CREATE INDEX IF NOT EXISTS billing_audit_movement ON billing_audit (callback_kind, client_reference, at, recorded_at)`,
 		`CREATE INDEX IF NOT EXISTS billing_movements_listed ON billing_movements ((coalesce(started_at, settled_at)) DESC, callback_kind, client_reference)`,
 	},
+	{ // 8 (additive: a new table): the Tracker's unsuccessful tries on each movement,
+		// the latest storekit.MaxAttempts of each kind (storekit.AttemptLog). n is the
+		// movement's checks or report_attempts once the try was counted; started_at,
+		// the movement's, tells the tries of a key tracked again from its earlier ones.
+		`CREATE TABLE IF NOT EXISTS billing_attempts (
+			callback_kind    text NOT NULL,
+			client_reference text NOT NULL,
+			what             text NOT NULL,
+			n                integer NOT NULL,
+			started_at       timestamptz NOT NULL,
+			at               timestamptz NOT NULL,
+			owner            text NOT NULL,
+			answer           text NOT NULL,
+			error            text NOT NULL,
+			PRIMARY KEY (callback_kind, client_reference, what, n)
+		)`,
+	},
 }
 
 // versionTable is the table of the versions applied. It is named for the SDK, not

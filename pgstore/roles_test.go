@@ -182,7 +182,7 @@ func TestOwnerRoleMigratesThroughNew(t *testing.T) {
 	if _, err := pgstore.New(ctx, r.as(r.owner)); err != nil {
 		t.Fatalf("New as the owner on an empty schema: %v", err)
 	}
-	if got := r.tables(); len(got) != 6 {
+	if got := r.tables(); len(got) != 7 {
 		t.Fatalf("tables after New as the owner: %v", got)
 	}
 	if _, err := r.admin.Exec(`INSERT INTO billing_schema_migrations (version) VALUES ($1)`, pgstore.Version()+1); err != nil {

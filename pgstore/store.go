@@ -12,7 +12,8 @@
 //	tracker := billing.NewTracker(client, billing.TrackerOptions{Store: store})
 //
 // The tables (billing_movements, billing_callbacks, billing_callback_dedupe,
-// billing_audit, and the versions' billing_schema_migrations and billing_schema_steps) live in one schema: the connection's current schema, or
+// billing_audit, billing_attempts, and the versions' billing_schema_migrations and
+// billing_schema_steps) live in one schema: the connection's current schema, or
 // the one Options.Schema names. Every statement names it, so that two applications on
 // one database, each in its schema, never read each other's tables; New refuses a
 // search_path that leaves in doubt which schema is this application's
@@ -234,7 +235,19 @@ func sameClock(a, b billing.Clock) (same bool) {
 func (s *Store) callerClock() bool { return s.clock.Load().caller }
 
 // tableName matches the names of the store's tables in a statement.
-var tableName = regexp.MustCompile(`\b(billing_(?:movements|callbacks|callback_dedupe|schema_migrations|audit))\b`)
+var tableName = regexp.MustCompile(`\b(` + strings.Join(createdTables(), "|") + `)\b`)
+
+// createdTables lists the tables the migrations create, and the versions' own.
+func createdTables() []string {
+	create := regexp.MustCompile(`CREATE TABLE (?:IF NOT EXISTS )?(\w+)`)
+	var names []string
+	for _, stmt := range append([]string{versionTable, stepsTable}, slices.Concat(migrations...)...) {
+		for _, m := range create.FindAllStringSubmatch(stmt, -1) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
 
 // q returns the statement of template for the store's clock and schema, built once.
 func (s *Store) q(template string) string {
@@ -1234,6 +1247,13 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (_ int, err error) 
 			WHERE m.callback_kind = c.callback_kind AND m.client_reference = c.client_reference
 				AND (m.kind IS NOT NULL OR m.outcome_id IS NOT NULL))`), now, before); err != nil {
 		return 0, fmt.Errorf("pgstore: purging callbacks: %w", err)
+	}
+	// The attempts of movements forgotten or released, or of a key's earlier life.
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM billing_attempts a WHERE at < {t2}
+		AND NOT EXISTS (SELECT 1 FROM billing_movements m
+			WHERE m.callback_kind = a.callback_kind AND m.client_reference = a.client_reference
+				AND m.started_at = a.started_at AND m.kind IS NOT NULL)`), now, before); err != nil {
+		return 0, fmt.Errorf("pgstore: purging attempts: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("pgstore: purging: %w", err)

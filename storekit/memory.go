@@ -65,6 +65,17 @@ type memEntry struct {
 	size int // bytes accounted to it: see entryBytes, and the contradiction's body
 
 	contra *Contradiction // callbacks the status check contradicted; nil when none
+
+	attempts []Attempt // the latest tries that came back unsuccessful (AttemptLog)
+}
+
+// attemptsBytes is what e's attempts hold.
+func (e *memEntry) attemptsBytes() int {
+	n := 0
+	for _, a := range e.attempts {
+		n += attemptBytes(a)
+	}
+	return n
 }
 
 // contraBytes is what e's contradiction record holds whose size a sender chooses.
@@ -219,6 +230,7 @@ func (s *memoryStore) track(m Movement, fresh bool) (Entry, bool, error) {
 	m.NextCheckAt, m.Checks, m.LeaseOwner, m.LeaseUntil = m.Deadline, 0, "", time.Time{}
 	m.ServiceReference = "" // recorded by RecordReference once the service named it
 	e.tracked, e.m = true, m
+	s.dropAttemptsLocked(e)
 	if e.final != nil {
 		e.final.Outcome.Kind = m.Kind
 	}
@@ -409,7 +421,7 @@ func (s *memoryStore) settleLocked(key MovementKey, o Outcome, body []byte) (Set
 		}
 		return Settlement{}, false, err
 	}
-	size := entryBytes(key, &next) + len(e.m.ServiceReference) + e.contraBytes()
+	size := entryBytes(key, &next) + len(e.m.ServiceReference) + e.contraBytes() + e.attemptsBytes()
 	if grow := size - e.size; grow > 0 && !s.makeRoomLocked(grow, e) {
 		if created {
 			s.forgetLocked(e)
@@ -625,6 +637,12 @@ func (s *memoryStore) RenewClaim(_ context.Context, key MovementKey, owner strin
 }
 
 func (s *memoryStore) Reschedule(_ context.Context, key MovementKey, owner string, next time.Time) error {
+	return s.reschedule(key, owner, next, nil)
+}
+
+// reschedule is Reschedule, calling kept (when not nil) with the entry once its check is
+// counted, under the lock.
+func (s *memoryStore) reschedule(key MovementKey, owner string, next time.Time, kept func(*memEntry)) error {
 	if err := firstError(key.Validate(), ValidateOwner(owner)); err != nil {
 		return err
 	}
@@ -640,6 +658,9 @@ func (s *memoryStore) Reschedule(_ context.Context, key MovementKey, owner strin
 	e.m.NextCheckAt, e.m.Checks = next, e.m.Checks+1
 	e.m.LeaseOwner, e.m.LeaseUntil = "", time.Time{}
 	s.due.set(e, true)
+	if kept != nil {
+		kept(e)
+	}
 	return nil
 }
 
@@ -698,6 +719,12 @@ func (s *memoryStore) MarkReported(_ context.Context, id string, now time.Time) 
 }
 
 func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.Time) error {
+	return s.retryReport(id, owner, at, nil)
+}
+
+// retryReport is RetryReport, calling kept (when not nil) with the entry under the lock
+// before its attempt is counted; an error of kept changes nothing.
+func (s *memoryStore) retryReport(id, owner string, at time.Time, kept func(*memEntry) error) error {
 	if err := firstError(required("id", id), ValidateOwner(owner)); err != nil {
 		return err
 	}
@@ -709,6 +736,11 @@ func (s *memoryStore) RetryReport(_ context.Context, id, owner string, at time.T
 	e := s.byID[id]
 	if e == nil || !e.tracked || !e.final.ReportedAt.IsZero() || e.reportOwner != owner {
 		return fmt.Errorf("%w: outcome %q", ErrLeaseLost, id)
+	}
+	if kept != nil {
+		if err := kept(e); err != nil {
+			return err
+		}
 	}
 	e.final.ReportAttempts++
 	e.reportOwner, e.reportUntil = "", at

@@ -66,6 +66,16 @@ func Run(t *testing.T, newStore func(t *testing.T) storekit.Store) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
 	}
+	for _, tc := range optional {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			if !tc.has(s) {
+				t.Logf("the store is no %s: nothing to check", tc.name)
+				return
+			}
+			tc.fn(t, s)
+		})
+	}
 }
 
 // t0 is the suite's clock start; times are whole milliseconds, which every database
