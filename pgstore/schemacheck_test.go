@@ -168,6 +168,7 @@ func TestEveryDroppedPartIsNamed(t *testing.T) {
 				t.Errorf("after %s and Migrate, CheckSchema = %v", p.drop, err)
 			}
 		}
+		_ = db.Close() // its connections go now, not at the end of the test: a part per table and column adds up
 	}
 	t.Logf("%d parts dropped one at a time, each refused by name", len(parts))
 }
