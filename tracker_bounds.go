@@ -84,7 +84,7 @@ func bounded[T any](b *boundedStore, ctx context.Context, name string, fn func(c
 		err error
 	}
 	done := make(chan result, 1)
-	go func() {
+	pool.Go(func() {
 		defer func() {
 			if p := recover(); p != nil {
 				done <- result{err: recovered(b.logger, "the store's "+name, p)}
@@ -92,7 +92,7 @@ func bounded[T any](b *boundedStore, ctx context.Context, name string, fn func(c
 		}()
 		v, err := fn(cctx)
 		done <- result{v, err}
-	}()
+	})
 	answer := func(v T, err error) (T, error) {
 		if err != nil && ctx.Err() == nil && cctx.Err() != nil {
 			return v, b.timedOut(ctx, name, err)

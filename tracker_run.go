@@ -68,7 +68,9 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 	if err != nil && ctx.Err() == nil {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming overdue movements failed", slog.String("error", err.Error()))
 	}
-	t.each(ctx, len(due), func(i int) { t.check(ctx, due[i]) }, func(from int) { t.release(ctx, due[from:]) })
+	held, stopHolding := t.holdClaims(ctx, due)
+	t.each(ctx, len(due), func(i int) { t.check(ctx, due[i], held) }, func(from int) { t.release(ctx, due[from:]) })
+	stopHolding()
 	more = len(due) == runBatch
 
 	if t.opts.OnOutcome != nil && ctx.Err() == nil {
@@ -113,11 +115,11 @@ func (t *Tracker) each(ctx context.Context, n int, fn func(i int), stopped func(
 			return
 		}
 		wg.Add(1)
-		go func() {
+		pool.Go(func() {
 			defer func() { <-sem; wg.Done() }()
 			defer t.recoverPanic("a status check of Run")
 			fn(i)
-		}()
+		})
 	}
 }
 
@@ -264,7 +266,7 @@ func (r *reporter) start(ctx context.Context, id string, until time.Time, fn fun
 		return
 	}
 	r.wg.Add(1)
-	go func() {
+	pool.Go(func() {
 		held := false
 		defer func() {
 			if held {
@@ -302,7 +304,7 @@ func (r *reporter) start(ctx context.Context, id string, until time.Time, fn fun
 			return // another instance may hold it now: it reports it
 		}
 		fn(c)
-	}()
+	})
 }
 
 // ended returns a channel closed when the next call ends.
@@ -327,7 +329,7 @@ func (t *Tracker) renewReports(ctx context.Context, r *reporter, renew func(ctx 
 				continue
 			}
 			each.Add(1)
-			go func() {
+			pool.Go(func() {
 				defer each.Done()
 				defer t.recoverPanic("a report lease renewal of Run")
 				switch err := renew(ctx, id, t.opts.Owner, until); {
@@ -336,7 +338,7 @@ func (t *Tracker) renewReports(ctx context.Context, r *reporter, renew func(ctx 
 				case errors.Is(err, errLeaseLost):
 					c.lose() // the report, or its recording, learns it too
 				}
-			}()
+			})
 		}
 		each.Wait()
 		return true
@@ -350,7 +352,7 @@ func (t *Tracker) everyThirdOfALease(ctx context.Context, name string, step func
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
+	pool.Go(func() {
 		defer wg.Done()
 		defer t.recoverPanic(name)
 		for {
@@ -370,7 +372,7 @@ func (t *Tracker) everyThirdOfALease(ctx context.Context, name string, step func
 				return
 			}
 		}
-	}()
+	})
 	return func() { close(done); wg.Wait() }
 }
 
@@ -380,16 +382,15 @@ func (t *Tracker) clockNow() time.Time { return t.opts.Clock.Now() }
 // check asks the status check of a claimed movement and settles it or reschedules it.
 // A checkout still unpaid CheckoutExpiry after its creation settles expired; one the
 // service never showed to exist by then settles unknown.
-func (t *Tracker) check(ctx context.Context, m movement) {
+func (t *Tracker) check(ctx context.Context, m movement, held *claimsHeld) {
 	key := m.Key()
 	// The log's attributes are built only for a line that is written.
 	attrs := func(more ...slog.Attr) []slog.Attr {
 		return append([]slog.Attr{slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference)}, more...)
 	}
-	stop := t.holdClaim(ctx, key)
 	o, err := movementStatus(ctx, t.client, m)
 	t.observeStatusCheck(ctx, m.Kind, m.ClientReference, o, err)
-	stop()
+	held.done(key)
 	// Store writes go on once ctx ends, so that the claim is not left to expire.
 	wctx := context.WithoutCancel(ctx)
 	now := t.opts.Clock.Now()
@@ -432,29 +433,64 @@ func (t *Tracker) backoff(attempts int) time.Duration {
 	return min(d, t.opts.MaxPollInterval)
 }
 
-// holdClaim renews the claim on key every third of a lease, on the Clock, until the
-// returned function is called, so that a slow status check keeps its movement.
-func (t *Tracker) holdClaim(ctx context.Context, key movementKey) (stop func()) {
-	stop, _ = t.hold(ctx, func(ctx context.Context, until time.Time) error {
-		return t.store.RenewClaim(ctx, key, t.opts.Owner, until)
-	})
-	return stop
+// claimsHeld are the claims of a round's movements whose status checks are under way,
+// renewed together by one renewer (holdClaims).
+type claimsHeld struct {
+	mu   sync.Mutex
+	keys map[movementKey]struct{}
 }
 
-// hold calls renew with the end of a new lease every third of a lease, on the Clock,
-// until stop is called or ctx ends. lost is closed when renew says errLeaseLost (and
-// renewal stops); any other error is tried again at the next renewal, each bounded by
-// StoreTimeout.
-func (t *Tracker) hold(ctx context.Context, renew func(ctx context.Context, until time.Time) error) (stop func(), lost <-chan struct{}) {
-	lostCh := make(chan struct{})
+// done stops the renewal of key: its status check has answered, or its claim was lost.
+func (h *claimsHeld) done(key movementKey) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	delete(h.keys, key)
+	h.mu.Unlock()
+}
+
+// list returns the keys still held.
+func (h *claimsHeld) list() []movementKey {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]movementKey, 0, len(h.keys))
+	for k := range h.keys {
+		out = append(out, k)
+	}
+	return out
+}
+
+// holdClaims renews, every third of a lease on the Clock, the claim of each of ms until
+// done is called for it, so that a slow status check keeps its movement: one renewer
+// for the round, the renewals of a step side by side, each bounded by StoreTimeout. A
+// claim the store says is lost is renewed no more (the settle or reschedule that follows
+// learns it too); any other error is tried again at the next step. stop ends the
+// renewals and waits for the last step.
+func (t *Tracker) holdClaims(ctx context.Context, ms []movement) (held *claimsHeld, stop func()) {
+	held = &claimsHeld{keys: make(map[movementKey]struct{}, len(ms))}
+	if len(ms) == 0 {
+		return held, func() {}
+	}
+	for _, m := range ms {
+		held.keys[m.Key()] = struct{}{}
+	}
 	stop = t.everyThirdOfALease(ctx, "a lease renewal of Run", func(until time.Time) bool {
-		if err := renew(ctx, until); errors.Is(err, errLeaseLost) {
-			close(lostCh)
-			return false // the settle, reschedule or report that follows learns it too
+		var each sync.WaitGroup
+		for _, key := range held.list() {
+			each.Add(1)
+			pool.Go(func() {
+				defer each.Done()
+				defer t.recoverPanic("a lease renewal of Run")
+				if err := t.store.RenewClaim(ctx, key, t.opts.Owner, until); errors.Is(err, errLeaseLost) {
+					held.done(key)
+				}
+			})
 		}
+		each.Wait()
 		return true
 	})
-	return stop, lostCh
+	return held, stop
 }
 
 // reportLease is how long a claim of ClaimUnreported lasts: Lease, renewed while the
@@ -555,14 +591,14 @@ func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome) (finished bool,
 	octx, cancel := t.opts.deadline(ctx, t.opts.OnOutcomeTimeout)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() {
+	pool.Go(func() {
 		defer func() {
 			if p := recover(); p != nil {
 				done <- fmt.Errorf("billing: OnOutcome panicked: %v", p)
 			}
 		}()
 		done <- t.opts.OnOutcome(octx, o)
-	}()
+	})
 	select {
 	case err := <-done:
 		return true, err
