@@ -207,6 +207,7 @@ var inboundReaders = sync.Pool{New: func() any { return new(inboundReader) }}
 func (r *inboundReader) release() {
 	clear(r.members[:cap(r.members)])
 	r.b, r.members, r.escaped, r.contradiction = nil, r.members[:0], r.escaped[:0], nil
+	r.folds.Reset() // its strings were this body's keys: the next body folds into a buffer of its own
 	if cap(r.members) <= 1024 && cap(r.escaped) <= 1024 {
 		inboundReaders.Put(r)
 	}
@@ -229,6 +230,8 @@ type inboundReader struct {
 	// folds holds the folded keys of the large objects' members, end to end: one
 	// growing buffer for them all rather than a string each.
 	folds strings.Builder
+	// indexes are emptied indexes of large objects read, for the next (takeIndex).
+	indexes []map[fieldName]int
 }
 
 // inboundMember is one key of an object, with where its value lies.
@@ -432,8 +435,11 @@ func (r *inboundReader) array(depth int) error {
 func (r *inboundReader) object(depth int, scope inboundScope) error {
 	r.pos++ // {
 	frame := len(r.members)
-	defer func() { r.members = r.members[:frame] }()
 	var index map[fieldName]int // field -> member, once the object is no longer small
+	defer func() {
+		r.members = r.members[:frame]
+		r.putIndex(index)
+	}()
 	r.space()
 	if r.pos < len(r.b) && r.b[r.pos] == '}' {
 		r.pos++
@@ -497,7 +503,7 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[fieldNa
 		return
 	}
 	if *index == nil {
-		*index = make(map[fieldName]int, 2*smallObject)
+		*index = r.takeIndex()
 		for i := range siblings {
 			r.indexMember(*index, &siblings[i], frame+i)
 		}
@@ -514,6 +520,36 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[fieldNa
 	at := len(r.members) - 1
 	r.indexMember(*index, &r.members[at], at)
 }
+
+// maxKeptIndex is the most members an index of a large object may hold and still be
+// kept for the next large object: a body of many wide objects (a page of customers)
+// reuses a few maps rather than making one each.
+const maxKeptIndex = 256
+
+// takeIndex returns an empty index for a large object: one kept from an object read
+// before, or a new one.
+func (r *inboundReader) takeIndex() map[fieldName]int {
+	if n := len(r.indexes); n > 0 {
+		index := r.indexes[n-1]
+		r.indexes = r.indexes[:n-1]
+		return index
+	}
+	return make(map[fieldName]int, 2*smallObject)
+}
+
+// putIndex keeps index, emptied, for the next large object, unless it grew too large
+// (or is nil: the object was small).
+func (r *inboundReader) putIndex(index map[fieldName]int) {
+	if index == nil || len(index) > maxKeptIndex || len(r.indexes) >= maxInboundIndexes {
+		return
+	}
+	clear(index)
+	r.indexes = append(r.indexes, index)
+}
+
+// maxInboundIndexes is how many emptied indexes a reader keeps: one per depth of wide
+// objects nested in one another, which a body seldom has more than a few of.
+const maxInboundIndexes = 8
 
 // fieldName is a name under which a large object indexes its members: a folded key,
 // or an alias group (key empty).

@@ -715,3 +715,32 @@ func checkCanonical(t *testing.T, body, canonical []byte) {
 		t.Fatalf("%q: the canonical form %q reads again as %q (%v)", body, canonical, again, err)
 	}
 }
+
+// The index of a wide object is used again for the next one: each object is checked
+// against its own members only, whether the wide objects follow one another in an array
+// or nest, and a disagreement in any of them is still found.
+func TestInboundGateWideObjectsOneAfterAnotherAndNested(t *testing.T) {
+	wide := func(extra string) string {
+		var b strings.Builder
+		b.WriteString(`{`)
+		for i := range 2 * smallObject {
+			fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+		}
+		b.WriteString(extra)
+		b.WriteString(`"last":0}`)
+		return b.String()
+	}
+	page := `{"items":[` + wide("") + `,` + wide("") + `,` + wide("") + `]}`
+	assert.NoError(t, inboundVerdict([]byte(page)), "the same keys in sibling objects are no contradiction")
+	assert.ErrorIs(t, inboundVerdict([]byte(`{"items":[`+wide("")+`,`+wide("")+`,`+wide(`"K3":4,`)+`]}`)), ErrContradiction)
+	assert.NoError(t, inboundVerdict([]byte(`{"items":[`+wide("")+`,`+wide("")+`,`+wide(`"K3":3,`)+`]}`)))
+
+	nested := wide(`"inner":` + wide("") + `,`)
+	assert.NoError(t, inboundVerdict([]byte(nested)), "an inner object's keys are its own")
+	assert.ErrorIs(t, inboundVerdict([]byte(wide(`"inner":`+wide(`"k1":2,`)+`,`))), ErrContradiction, "inside the inner object")
+	assert.ErrorIs(t, inboundVerdict([]byte(wide(`"inner":`+wide("")+`,"K5":6,`))), ErrContradiction, "in the outer object after the inner one ended")
+	for range 3 { // with readers from the pool, whatever they read before
+		assert.ErrorIs(t, inboundVerdict([]byte(wide(`"k7":8,`))), ErrContradiction)
+		assert.NoError(t, inboundVerdict([]byte(page)))
+	}
+}
