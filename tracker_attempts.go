@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"errors"
 	"time"
 
 	"github.com/billingsdk/billing-go/storekit"
@@ -29,9 +30,4 @@ func (t *Tracker) reportAttempt(key movementKey, err error, at time.Time) storek
 }
 
 // errReportGivenBack is a report's attempt not made: its instance stopped first.
-var errReportGivenBack = errorString("not made: the instance stopped and gave the report back")
-
-// errorString is an error that is its text.
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+var errReportGivenBack = errors.New("not made: the instance stopped and gave the report back")
