@@ -1,12 +1,16 @@
 package billing
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
@@ -121,4 +125,45 @@ func TestPageReadsItsCanonicalForm(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.NotEmpty(t, got.Items)
+}
+
+// A real HTTP/2 server, not a mock, sends every recorded page with one of its items'
+// fields written again, disagreeing, in small flushed pieces: the streamed reader sees
+// the body arrive in frames, and every page is still refused as a contradiction; sent
+// whole and unchanged, it reads.
+func TestPageOverHTTP2InPiecesPassesTheGate(t *testing.T) {
+	var answer atomic.Value
+	var proto atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(int32(r.ProtoMajor))
+		body := answer.Load().([]byte)
+		w.Header().Set("Content-Type", "application/json")
+		for len(body) > 0 {
+			n := min(len(body), 37)
+			_, _ = w.Write(body[:n])
+			w.(http.Flusher).Flush()
+			body = body[n:]
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	c, _ := newTestClient(t, srv.URL, WithHTTPClient(srv.Client()), WithRetry(1, time.Millisecond, time.Millisecond))
+	for name, pc := range pageCalls {
+		body := fixture(t, pc.fixture)
+		answer.Store(body)
+		_, err := pc.call(c)
+		require.NoError(t, err, name)
+		require.EqualValues(t, 2, proto.Load(), "the page came over HTTP/2")
+		// The first item's first key, written again after it with another value.
+		i := bytes.Index(body, []byte(`"items"`))
+		j := i + bytes.IndexByte(body[i:], '{') + 1
+		k := j + bytes.IndexByte(body[j:], ',')
+		first := string(body[j:k]) // "key": value
+		colon := strings.IndexByte(first, ':')
+		forged := append(append(append([]byte{}, body[:k]...), []byte(`,`+strings.ToUpper(first[:colon])+`:"forged"`)...), body[k:]...)
+		answer.Store(forged)
+		_, err = pc.call(c)
+		require.ErrorIs(t, err, ErrContradiction, "%s over HTTP/2: %s", name, forged[:min(len(forged), 200)])
+	}
 }
