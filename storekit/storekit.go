@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -86,6 +88,10 @@ var kindCallbacks = map[string]string{
 	KindSend: CallbackPayout, KindBankTransfer: CallbackPayout,
 	KindMandate: CallbackMandate, KindCheckout: CallbackPaymentSucceeded,
 }
+
+// Kinds returns every movement kind, sorted: a test of a store iterates them, so that a
+// kind added later is covered at once.
+func Kinds() []string { return slices.Sorted(maps.Keys(kindCallbacks)) }
 
 // CallbackOf returns the callback shape of the movements of kind, and false for a kind
 // no movement has.

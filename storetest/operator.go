@@ -156,11 +156,6 @@ func testOperatorStore(t *testing.T, kit storekit.Store) {
 	}
 }
 
-// attemptKinds are the movement kinds the attempt log is checked on: one of each
-// callback shape a status check may leave pending.
-var attemptKinds = []string{storekit.KindReceive, storekit.KindSend, storekit.KindBankTransfer,
-	storekit.KindDirectDebit, storekit.KindMandate, storekit.KindCheckout}
-
 // testAttemptLog holds a storekit.AttemptLog to its contract: each status check's
 // attempt is kept by the write that counts it, numbered with the movement's Checks, and
 // only while the owner holds the claim; the latest MaxAttempts of each kind are kept; a
@@ -178,7 +173,7 @@ func testAttemptLog(t *testing.T, s storekit.Store) {
 		}
 		return as
 	}
-	for i, kind := range attemptKinds {
+	for i, kind := range storekit.Kinds() {
 		m := movement(kind, "att"+kind, time.Duration(i)*time.Second)
 		track(t, s, m)
 		k := key(t, kind, m.ClientReference)
@@ -236,7 +231,7 @@ func testAttemptLog(t *testing.T, s storekit.Store) {
 	if err != nil || !containsID(claimed, st.ID) {
 		t.Fatalf("ClaimUnreported: %v %v", err, claimed)
 	}
-	other := key(t, storekit.KindReceive, "att"+storekit.KindReceive)
+	other := key(t, storekit.KindReceive, "att"+storekit.KindReceive) // tracked above, as every kind
 	if err := l.RetryReportAfter(ctx, st.ID, "r", at(3*time.Hour+time.Minute), storekit.Attempt{Key: other, At: at(3 * time.Hour), Error: "boom"}); !errors.Is(err, storekit.ErrLeaseLost) {
 		t.Fatalf("a report's attempt kept under another movement: %v", err)
 	}
