@@ -223,7 +223,7 @@ func (s *Server) failureCallbackOf(m *movement) any {
 }
 
 func (s *Server) firstAttemptAt(at time.Time, url string, payload []byte) {
-	s.schedule(at, func() { s.attemptDelivery(url, payload, 1) })
+	s.scheduleJob(at, deliveryAttemptJob{URL: url, Body: payload, Attempt: 1})
 }
 
 // callbackRefs are the references a callback or webhook is about: the

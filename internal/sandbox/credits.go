@@ -36,7 +36,8 @@ type walletView struct {
 // still hold credits.
 type creditWallet struct {
 	walletView
-	ledger table[creditTransaction]
+	customerID string
+	ledger     table[creditTransaction]
 	// lots are the grants with credits left, in draw-down order: the soonest
 	// to expire first, grants without expiry last, ties in grant order. The
 	// balance is always the sum of their remainders.
@@ -208,11 +209,7 @@ func (s *Server) addGrant(wallet *creditWallet, e creditEntryFields, expiresAt, 
 	lot := &creditLot{grantID: tx.ID, remaining: e.amount, expiresAt: expiresAt}
 	if !expiresAt.IsZero() {
 		tx.ExpiresAt = &timestamp{expiresAt}
-		s.schedule(expiresAt, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			wallet.expireLots(s.Now())
-		})
+		s.scheduleJob(expiresAt, expireCreditsJob{Customer: wallet.customerID})
 	}
 	// Before the first lot it draws before, after all the others, so equal expiries keep
 	// grant order. The lots are in draw-down order, so the search can halve.
@@ -288,7 +285,7 @@ func (s *Server) walletOf(customerID string) (*creditWallet, error) {
 // openWallet creates the customer's wallet: the first grant does (SPEC
 // "Credit wallet"). Call it with s.mu held.
 func (s *Server) openWallet(customerID string, now time.Time) *creditWallet {
-	wallet := &creditWallet{walletView: walletView{
+	wallet := &creditWallet{customerID: customerID, walletView: walletView{
 		walletBalance: walletBalance{ID: newID("cwa_"), Currency: defaultCurrency},
 		CreatedAt:     timestamp{now},
 		UpdatedAt:     timestamp{now},

@@ -122,7 +122,7 @@ func (s *Server) attemptDelivery(url string, payload []byte, attempt int) int {
 		s.cfg.Logger.Warn("sandbox gave up delivering a callback", slog.Int("attempts", attempt), slog.Int("status", status))
 		return seq
 	}
-	s.schedule(s.Now().Add(redeliveryWaits[attempt-1]), func() { s.attemptDelivery(url, payload, attempt+1) })
+	s.scheduleJob(s.Now().Add(redeliveryWaits[attempt-1]), deliveryAttemptJob{URL: url, Body: payload, Attempt: attempt + 1})
 	return seq
 }
 

@@ -183,14 +183,7 @@ func (s *Server) scheduleExpiry(l *license) {
 	if l.ExpiresAt == nil {
 		return
 	}
-	id, at := l.ID, l.ExpiresAt.Time
-	s.schedule(at, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if l, ok := s.licenses.table.get(id); ok && l.ExpiresAt != nil && l.ExpiresAt.Equal(at) {
-			expireIfDue(l, at)
-		}
-	})
+	s.scheduleJob(l.ExpiresAt.Time, expireLicenseJob{ID: l.ID, At: l.ExpiresAt.Time})
 }
 
 // expireIfDue moves l to EXPIRED when now has reached its expiresAt. The

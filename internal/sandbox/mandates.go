@@ -215,25 +215,7 @@ func (s *Server) approveLater(m *mandate) {
 		m.Status = mandateFailed
 		return s.shapes.mandateCallback(m, s.Now())
 	})
-	s.schedule(s.Now().Add(s.cfg.ResolveAfter), func() {
-		s.mu.Lock()
-		var body any
-		if m.request == request && m.Status == mandatePending {
-			now := s.Now()
-			code := mandateOutcomes.of(m.Msisdn).code
-			m.Status = mandateApproved
-			if code != CodeSuccess {
-				m.Status = mandateFailed
-			}
-			s.money.settle(m.movement, code, now)
-			body = s.shapes.mandateCallback(m, now)
-		}
-		target := m.callbackURL
-		s.mu.Unlock()
-		if body != nil {
-			s.deliver(target, body)
-		}
-	})
+	s.scheduleJob(s.Now().Add(s.cfg.ResolveAfter), answerMandateJob{ID: m.ID, Request: request})
 }
 
 // mandateCallback is posted when a mandate is approved or fails (SPEC

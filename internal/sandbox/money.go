@@ -265,16 +265,8 @@ func (s *Server) resolveLater(m *movement, o outcome) {
 			return s.failureCallbackOf(m)
 		})
 	}
-	s.schedule(m.CreatedAt.Add(max(s.cfg.ResolveAfter, o.pending)), func() {
-		s.mu.Lock()
-		var target string
-		var body any
-		if s.money.settle(m, o.code, s.Now()) && !o.silent && m.callback != nil {
-			target, body = m.callbackURL, m.callback()
-		}
-		s.mu.Unlock()
-		s.deliver(target, body)
-	})
+	s.scheduleJob(m.CreatedAt.Add(max(s.cfg.ResolveAfter, o.pending)),
+		resolveMovementJob{Kind: m.Kind, Reference: m.ClientReference, Code: o.code, Silent: o.silent})
 }
 
 // refusal is a payment-flow failure answered in the operation's own envelope

@@ -206,8 +206,7 @@ func (s *Server) openCheckout(r *http.Request, p *checkoutPayment, payer *custom
 	s.payments.checkouts.insert(p.Reference, p)
 	created := *p
 	s.mu.Unlock()
-	reference := p.Reference
-	s.schedule(created.CreatedAt.Add(s.checkoutLifetime()), func() { s.expireCheckout(reference) })
+	s.scheduleJob(created.CreatedAt.Add(s.checkoutLifetime()), expireCheckoutJob{Reference: p.Reference})
 	return created
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"container/heap"
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,10 +15,15 @@ import (
 type scheduler struct {
 	clock Clock
 
-	mu     sync.Mutex // guards offset, queue and seq
-	offset time.Duration
-	queue  taskQueue
-	seq    uint64
+	mu      sync.Mutex // guards offset, queue, seq and current
+	offset  time.Duration
+	queue   taskQueue
+	seq     uint64
+	current *task // the task running now, if any
+
+	// afterTask, when set, is called once each task has run, with no lock
+	// held: the state file is written there (state.go).
+	afterTask func()
 
 	running sync.Mutex // held while tasks run, so Advance and the runner never interleave
 
@@ -49,12 +55,47 @@ func (s *scheduler) nowLocked() time.Time { return s.clock.Now().Add(s.offset) }
 // schedule arranges for fn to run once the sandbox's time reaches at. A
 // moment already past runs at the next opportunity: at once in the
 // background with a real clock, at the next Advance with a ManualClock.
-func (s *scheduler) schedule(at time.Time, fn func()) {
+func (s *scheduler) schedule(at time.Time, fn func()) { s.scheduleJob(at, nil, fn) }
+
+// scheduleJob is schedule for work kept as data: j is what run does, and what
+// the state file writes of it (jobs.go).
+func (s *scheduler) scheduleJob(at time.Time, j job, run func()) {
 	s.mu.Lock()
 	s.seq++
-	heap.Push(&s.queue, &task{at: at, seq: s.seq, run: fn})
+	heap.Push(&s.queue, &task{at: at, seq: s.seq, run: run, job: j})
 	s.mu.Unlock()
 	s.signal()
+}
+
+// jobs returns the jobs not yet done, in the order they will run: the one
+// running now first, as it may not have finished its work, then the queue's.
+// Work that is not a job (a waiter of After) is left out.
+func (s *scheduler) jobs() []scheduledJob {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	queued := slices.Clone(s.queue)
+	slices.SortFunc(queued, func(a, b *task) int {
+		if queued.less(a, b) {
+			return -1
+		}
+		return 1
+	})
+	if s.current != nil {
+		queued = slices.Insert(queued, 0, s.current)
+	}
+	var out []scheduledJob
+	for _, t := range queued {
+		if t.job != nil {
+			out = append(out, scheduledJob{at: t.at, job: t.job})
+		}
+	}
+	return out
+}
+
+// scheduledJob is a job and when it is due.
+type scheduledJob struct {
+	at  time.Time
+	job job
 }
 
 // signal tells the background runner to look at the queue again.
@@ -99,8 +140,16 @@ func (s *scheduler) runDue(target time.Time) {
 		if now := s.nowLocked(); next.at.After(now) {
 			s.offset += next.at.Sub(now)
 		}
+		s.current = next
 		s.mu.Unlock()
 		next.run()
+		s.mu.Lock()
+		s.current = nil
+		after := s.afterTask
+		s.mu.Unlock()
+		if after != nil && next.job != nil {
+			after()
+		}
 	}
 }
 
@@ -155,17 +204,20 @@ type task struct {
 	at  time.Time
 	seq uint64
 	run func()
+	job job // what run does, as data; nil for work the state file does not keep
 }
 
 // taskQueue is a min-heap of tasks by (at, seq).
 type taskQueue []*task
 
-func (q taskQueue) Len() int { return len(q) }
-func (q taskQueue) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
+func (q taskQueue) Len() int           { return len(q) }
+func (q taskQueue) Less(i, j int) bool { return q.less(q[i], q[j]) }
+
+func (taskQueue) less(a, b *task) bool {
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
 func (q taskQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *taskQueue) Push(x any)   { *q = append(*q, x.(*task)) }

@@ -207,28 +207,14 @@ func (s *Server) startBilling(sub *subscription, start time.Time, reason string)
 // task scheduled before stale. Call it with s.mu held.
 func (s *Server) scheduleSubscription(sub *subscription) {
 	sub.epoch++
-	id, epoch, at := sub.ID, sub.epoch, sub.CurrentPeriodEnd.Time
-	s.schedule(at, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if sub, ok := s.subscriptions.table.get(id); ok && sub.epoch == epoch {
-			s.periodEnded(sub, at)
-		}
-	})
+	at := sub.CurrentPeriodEnd.Time
+	s.scheduleJob(at, endPeriodJob{ID: sub.ID, Epoch: sub.epoch, At: at})
 }
 
 // scheduleCancel arranges for sub to be cancelled when the sandbox clock
 // reaches its cancelAt, even if it is paused by then. Call it with s.mu held.
 func (s *Server) scheduleCancel(sub *subscription) {
-	id, at := sub.ID, sub.CancelAt.Time
-	s.schedule(at, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if sub, ok := s.subscriptions.table.get(id); ok && sub.Status != subscriptionCanceled && sub.CancelAt != nil && sub.CancelAt.Equal(at) {
-			sub.Status = subscriptionCanceled
-			sub.epoch++
-		}
-	})
+	s.scheduleJob(sub.CancelAt.Time, cancelSubscriptionJob{ID: sub.ID, At: sub.CancelAt.Time})
 }
 
 // periodEnded moves sub on at the end of its period: a scheduled cancel
