@@ -119,7 +119,9 @@ func (s *Server) startWebCheckout(w http.ResponseWriter, r *http.Request) {
 	p, err := s.webCheckoutOf(clientReference, amount)
 	var session webCheckoutSession
 	if err == nil {
-		s.bindSDKCallback(p, clientReference, callbackURL, description)
+		p.movement.callbackURL = callbackURL
+		p.sdk = &webStart{ClientReference: clientReference, Description: description}
+		s.bindSDKCallback(p)
 		session = webCheckoutSession{Reference: p.Reference, CheckoutURL: baseURL(r) + "/checkout/" + p.Reference, Status: p.Status,
 			Amount: p.Amount, Currency: p.Currency, Fee: percentFee(p.Amount, checkoutFeeBasisPoints)}
 		session.Net = session.Amount - session.Fee
@@ -156,18 +158,25 @@ func (s *Server) webCheckoutOf(clientReference string, amount int64) (*checkoutP
 	return p, nil
 }
 
-// bindSDKCallback makes callbackURL receive the session's transaction
-// callback (SPEC "Transaction callbacks for receive, debit and SDK
-// payments") under the merchant's clientReference. The latest start wins.
+// webStart is what the web SDK's latest start of a session named: the
+// merchant's clientReference and the purchase's description.
+type webStart struct {
+	ClientReference string `json:"clientReference"`
+	Description     string `json:"description"`
+}
+
+// bindSDKCallback makes the session's movement's callbackURL receive its
+// transaction callback (SPEC "Transaction callbacks for receive, debit and
+// SDK payments") under the clientReference of p.sdk, the latest start.
 // s.mu must be held.
-func (s *Server) bindSDKCallback(p *checkoutPayment, clientReference, callbackURL, description string) {
+func (s *Server) bindSDKCallback(p *checkoutPayment) {
+	start := *p.sdk
 	if p.Description != nil {
-		description = *p.Description
+		start.Description = *p.Description
 	}
 	m, orderID := p.movement, p.ID
-	m.callbackURL = callbackURL
 	m.callback = func() any {
-		return s.shapes.transactionCallback(m, clientReference, description, orderID, p.paidThrough())
+		return s.shapes.transactionCallback(m, start.ClientReference, start.Description, orderID, p.paidThrough())
 	}
 }
 

@@ -433,7 +433,17 @@ func mandateRenewed(m *mandate) any {
 // charge is an accepted direct-debit charge.
 type charge struct {
 	Description string
+	network     string // the network its callback names
 	movement    *movement
+}
+
+// bindChargeCallback has c's movement call back as a transaction (SPEC
+// "Transaction callbacks for receive, debit and SDK payments").
+func (s *Server) bindChargeCallback(c *charge) {
+	m := c.movement
+	m.callback = func() any {
+		return s.shapes.transactionCallback(m, m.ClientReference, c.Description, m.TransactionID, c.network)
+	}
 }
 
 // chargeView is the data of the direct-debit answer (SPEC "Direct debit
@@ -489,14 +499,10 @@ func (s *Server) charge(w http.ResponseWriter, f *fields) {
 		writeError(w, err)
 		return
 	}
-	c := &charge{Description: description}
 	m := &movement{Movement: Movement{Kind: string(kindDirectDebit), ClientReference: reference, TransactionID: newReference(),
 		Amount: amount, Fee: flatCharge}, callbackURL: callbackURL}
-	network := debitNetworks[channel]
-	m.callback = func() any {
-		return s.shapes.transactionCallback(m, m.ClientReference, c.Description, m.TransactionID, network)
-	}
-	c.movement = m
+	c := &charge{Description: description, network: debitNetworks[channel], movement: m}
+	s.bindChargeCallback(c)
 	o := collectionOutcomes.of(msisdn)
 	if amount <= flatCharge && o.refuse == "" {
 		o = outcome{refuse: CodeDeclined} // the gateway's minimum: more than the charge

@@ -54,6 +54,7 @@ type checkoutPayment struct {
 	CardDetail     *cardDetail `json:"cardDetail"`
 
 	movement *movement
+	sdk      *webStart // the web SDK's latest start, if it started the session
 	// webhookURL receives this session's webhook: the callbackUrl of the
 	// provider's checkout initiate; empty means Config.WebhookURL.
 	webhookURL string
@@ -113,6 +114,14 @@ type receipt struct {
 	Provider    string
 	Description string
 	movement    *movement
+}
+
+// bindReceiveCallback has rec's movement call back as a transaction.
+func (s *Server) bindReceiveCallback(rec *receipt) {
+	m := rec.movement
+	m.callback = func() any {
+		return s.shapes.transactionCallback(m, m.ClientReference, rec.Description, rec.ID, rec.Provider)
+	}
 }
 
 // receiveView is the data of the receive response (SPEC "Direct receive").
@@ -390,10 +399,8 @@ func (s *Server) acceptReceive(w http.ResponseWriter, req mobileMoneyRequest, fa
 	rec := &receipt{ID: newID("pay_"), Currency: req.currency, Phone: req.phone, Provider: req.provider, Description: req.description}
 	m := &movement{Movement: Movement{Kind: string(kindReceive), ClientReference: req.clientReference, TransactionID: newReference(),
 		Amount: req.amount, Fee: percentFee(req.amount, receiveFeeBasisPoints)}, callbackURL: req.callbackURL}
-	m.callback = func() any {
-		return s.shapes.transactionCallback(m, m.ClientReference, rec.Description, rec.ID, rec.Provider)
-	}
 	rec.movement = m
+	s.bindReceiveCallback(rec)
 
 	s.mu.Lock()
 	err := s.checkCustomer(req.customerID)

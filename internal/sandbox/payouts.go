@@ -30,7 +30,14 @@ type payout struct {
 	Recipient   string // the name given, or the number when none was
 	Channel     string
 	Description string
+	provider    string // the send's provider as the request named it; "" for send-to-bank
 	movement    *movement
+}
+
+// bindPayoutCallback has p's movement call back as a payout.
+func (s *Server) bindPayoutCallback(p *payout) {
+	m := p.movement
+	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient, p.provider) }
 }
 
 // payoutStore holds sends and send-to-bank payouts by client reference.
@@ -85,11 +92,11 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 // refusal is answered in family's envelope.
 func (s *Server) acceptSend(w http.ResponseWriter, req mobileMoneyRequest, name string, family envelopeFamily) {
 	p := &payout{ID: newID("pay_"), Currency: req.currency, Number: req.phone, Recipient: name,
-		Channel: sendChannels[req.provider], Description: req.description}
+		Channel: sendChannels[req.provider], Description: req.description, provider: req.provider}
 	m := &movement{Movement: Movement{Kind: string(kindSend), ClientReference: req.clientReference, TransactionID: newReference(),
 		Amount: req.amount, Fee: max(percentFee(req.amount, sendFeeBasisPoints), sendFeeMinimum)}, payout: true, callbackURL: req.callbackURL}
-	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient, req.provider) }
 	p.movement = m
+	s.bindPayoutCallback(p)
 	o := sendOutcomes.of(req.phone)
 
 	s.mu.Lock()
@@ -237,8 +244,8 @@ func (s *Server) transferToBank(w http.ResponseWriter, r *http.Request, account 
 	}
 	m := &movement{Movement: Movement{Kind: string(kindBankTransfer), ClientReference: reference, TransactionID: newReference(),
 		Amount: amount, Fee: flatCharge}, payout: true, callbackURL: callbackURL}
-	m.callback = func() any { return s.shapes.payoutCallback(m, p.Description, p.Recipient, "") }
 	p.movement = m
+	s.bindPayoutCallback(p)
 	o := bankOutcomes.of(p.Number)
 
 	s.mu.Lock()
