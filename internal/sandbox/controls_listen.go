@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"cmp"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -297,19 +296,22 @@ type identityView struct {
 	Sandbox   string    `json:"sandbox"`
 	Instance  string    `json:"instance"`
 	StartedAt timestamp `json:"startedAt"`
+	// State names the state file, when one is kept: a listener then knows a
+	// restart forgot nothing.
+	State *stateView `json:"state,omitempty"`
 }
 
 // Instance returns this run's identity: new at every start.
 func (s *Server) Instance() string { return s.instance }
 
 func (s *Server) showIdentity(w http.ResponseWriter, _ *http.Request) {
-	writeData(w, http.StatusOK, identityView{Sandbox: IdentityName, Instance: s.instance, StartedAt: timestamp{s.startedAt}})
+	writeData(w, http.StatusOK, identityView{Sandbox: IdentityName, Instance: s.instance, StartedAt: timestamp{s.startedAt}, State: s.stateShown()})
 }
 
 // newInstanceID returns 16 random hex digits.
 func newInstanceID() string {
 	b := make([]byte, 8)
-	_, _ = rand.Read(b)
+	random(b)
 	return hex.EncodeToString(b)
 }
 

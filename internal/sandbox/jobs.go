@@ -13,6 +13,9 @@ import (
 // them again, so a resolution, an expiry or a redelivery due while the
 // sandbox was down runs when it comes back.
 //
+// Its moments are timestamps, kept in the state file to the millisecond as
+// the records they are compared with are.
+//
 // A job finds its records under s.mu itself, as any task does, and does
 // nothing when what it was for has changed since (a newer schedule, a
 // cancel), so running one twice is harmless.
@@ -121,7 +124,7 @@ func (j expireCreditsJob) run(s *Server) {
 // (scheduleExpiry).
 type expireLicenseJob struct {
 	ID string    `json:"id"`
-	At time.Time `json:"at"`
+	At timestamp `json:"at"`
 }
 
 func (expireLicenseJob) kind() string { return "expire-license" }
@@ -129,8 +132,8 @@ func (expireLicenseJob) kind() string { return "expire-license" }
 func (j expireLicenseJob) run(s *Server) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l, ok := s.licenses.table.get(j.ID); ok && l.ExpiresAt != nil && l.ExpiresAt.Equal(j.At) {
-		expireIfDue(l, j.At)
+	if l, ok := s.licenses.table.get(j.ID); ok && l.ExpiresAt != nil && l.ExpiresAt.Equal(j.At.Time) {
+		expireIfDue(l, j.At.Time)
 	}
 }
 
@@ -139,7 +142,7 @@ func (j expireLicenseJob) run(s *Server) {
 type endPeriodJob struct {
 	ID    string    `json:"id"`
 	Epoch int       `json:"epoch"`
-	At    time.Time `json:"at"`
+	At    timestamp `json:"at"`
 }
 
 func (endPeriodJob) kind() string { return "end-period" }
@@ -148,7 +151,7 @@ func (j endPeriodJob) run(s *Server) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sub, ok := s.subscriptions.table.get(j.ID); ok && sub.epoch == j.Epoch {
-		s.periodEnded(sub, j.At)
+		s.periodEnded(sub, j.At.Time)
 	}
 }
 
@@ -156,7 +159,7 @@ func (j endPeriodJob) run(s *Server) {
 // has moved (scheduleCancel).
 type cancelSubscriptionJob struct {
 	ID string    `json:"id"`
-	At time.Time `json:"at"`
+	At timestamp `json:"at"`
 }
 
 func (cancelSubscriptionJob) kind() string { return "cancel-subscription" }
@@ -164,7 +167,7 @@ func (cancelSubscriptionJob) kind() string { return "cancel-subscription" }
 func (j cancelSubscriptionJob) run(s *Server) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sub, ok := s.subscriptions.table.get(j.ID); ok && sub.Status != subscriptionCanceled && sub.CancelAt != nil && sub.CancelAt.Equal(j.At) {
+	if sub, ok := s.subscriptions.table.get(j.ID); ok && sub.Status != subscriptionCanceled && sub.CancelAt != nil && sub.CancelAt.Equal(j.At.Time) {
 		sub.Status = subscriptionCanceled
 		sub.epoch++
 	}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
 	"net/http"
 	"strings"
 	"time"
@@ -183,7 +182,7 @@ func (s *Server) scheduleExpiry(l *license) {
 	if l.ExpiresAt == nil {
 		return
 	}
-	s.scheduleJob(l.ExpiresAt.Time, expireLicenseJob{ID: l.ID, At: l.ExpiresAt.Time})
+	s.scheduleJob(l.ExpiresAt.Time, expireLicenseJob{ID: l.ID, At: *l.ExpiresAt})
 }
 
 // expireIfDue moves l to EXPIRED when now has reached its expiresAt. The
@@ -333,10 +332,10 @@ func requireFuture(t, now time.Time) error {
 // newLicenseKey returns a random key of four groups of four characters
 // joined by hyphens (SPEC "License").
 func newLicenseKey() string {
-	var random [16]byte
-	_, _ = rand.Read(random[:]) // crypto/rand.Read never fails
+	var drawn [16]byte
+	random(drawn[:])
 	key := make([]byte, 0, 19)
-	for i, b := range random {
+	for i, b := range drawn {
 		if i > 0 && i%4 == 0 {
 			key = append(key, '-')
 		}

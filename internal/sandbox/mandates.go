@@ -1,9 +1,7 @@
 package sandbox
 
 import (
-	"crypto/rand"
 	"fmt"
-	"math/big"
 	"net/http"
 	"strings"
 	"time"
@@ -559,7 +557,7 @@ func (s *Server) directDebitStatus(w http.ResponseWriter, r *http.Request) {
 // newUUID returns a random version 4 UUID: a servicePreApprovalId.
 func newUUID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	random(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
@@ -571,8 +569,7 @@ func randomDigits(n int) string  { return randomFrom("0123456789", n) }
 func randomFrom(alphabet string, n int) string {
 	out := make([]byte, n)
 	for i := range out {
-		k, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		out[i] = alphabet[k.Int64()]
+		out[i] = alphabet[randomBelow(int64(len(alphabet)))]
 	}
 	return string(out)
 }

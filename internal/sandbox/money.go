@@ -1,10 +1,8 @@
 package sandbox
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -659,6 +657,5 @@ func newReference() string { return newID("") }
 
 // newExternalID returns a network's transaction reference: 11 digits.
 func newExternalID() string {
-	n, _ := rand.Int(rand.Reader, big.NewInt(90_000_000_000))
-	return strconv.FormatInt(10_000_000_000+n.Int64(), 10)
+	return strconv.FormatInt(10_000_000_000+randomBelow(90_000_000_000), 10)
 }

@@ -214,8 +214,8 @@ func (s *Server) openCheckout(r *http.Request, p *checkoutPayment, payer *custom
 	_ = s.money.accept(p.movement, &outcome{}, p.CreatedAt.Time, alsoUnder) // no refusal, no payout: it cannot fail
 	s.payments.checkouts.insert(p.Reference, p)
 	created := *p
-	s.mu.Unlock()
 	s.scheduleJob(created.CreatedAt.Add(s.checkoutLifetime()), expireCheckoutJob{Reference: p.Reference})
+	s.mu.Unlock()
 	return created
 }
 

@@ -168,8 +168,20 @@ const RequestIDHeader = "X-Request-Id"
 // newRequestID returns a fresh request id: req_ and 24 random hex digits.
 func newRequestID() string { return newID("req_") }
 
-// ServeHTTP answers one request of the service's wire interface.
+// ServeHTTP answers one request of the service's wire interface. With a
+// state file (KeepState), the answer is sent once the state it leaves is kept.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.keeper != nil {
+		held := &heldResponse{ResponseWriter: w}
+		s.serveHTTP(held, r)
+		_ = s.keepState() // a failure is logged and shown by GET /sandbox/identity
+		held.send()
+		return
+	}
+	s.serveHTTP(w, r)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	id := newRequestID()
 	w.Header().Set(RequestIDHeader, id) // before any handler or fault writes
 	logger := s.cfg.Logger

@@ -184,6 +184,7 @@ type Server struct {
 
 	callbackFaults armedFaults[callbackEffect] // injected callback faults, under their own lock
 	waiters        waiters                     // channels of After, under their own lock
+	keeper         *keeper                     // the state file, when KeepState was called (state_file.go)
 
 	mu            sync.Mutex // guards the resource state below; held briefly by handlers and tasks
 	customers     customerStore

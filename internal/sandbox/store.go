@@ -3,14 +3,37 @@ package sandbox
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math/big"
 	"time"
 )
+
+// entropy is where the sandbox's ids, keys, codes and references come from.
+// Tests that compare two sandboxes give both the same stream.
+var entropy io.Reader = rand.Reader
+
+// random fills b from entropy.
+func random(b []byte) {
+	if _, err := io.ReadFull(entropy, b); err != nil {
+		panic("sandbox: no randomness: " + err.Error())
+	}
+}
+
+// randomBelow returns a uniform number in [0, n) drawn from entropy.
+func randomBelow(n int64) int64 {
+	k, err := rand.Int(entropy, big.NewInt(n))
+	if err != nil {
+		panic("sandbox: no randomness: " + err.Error())
+	}
+	return k.Int64()
+}
 
 // newID returns prefix (the spec's identifier prefix, e.g. "cust_") followed
 // by 24 random hex digits.
 func newID(prefix string) string {
 	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it crashes the program instead.
+	random(b[:])
 	return prefix + hex.EncodeToString(b[:])
 }
 
@@ -27,6 +50,20 @@ func (t timestamp) MarshalJSON() ([]byte, error) {
 	b = append(b, '"')
 	b = t.UTC().AppendFormat(b, timeLayout)
 	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads a moment written by MarshalJSON, as the state file keeps it.
+func (t *timestamp) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err != nil {
+		return err
+	}
+	parsed, err := time.Parse(timeLayout, text)
+	if err != nil {
+		return err
+	}
+	t.Time = parsed
+	return nil
 }
 
 // table holds the records of one kind in creation order with an index from id

@@ -208,13 +208,13 @@ func (s *Server) startBilling(sub *subscription, start time.Time, reason string)
 func (s *Server) scheduleSubscription(sub *subscription) {
 	sub.epoch++
 	at := sub.CurrentPeriodEnd.Time
-	s.scheduleJob(at, endPeriodJob{ID: sub.ID, Epoch: sub.epoch, At: at})
+	s.scheduleJob(at, endPeriodJob{ID: sub.ID, Epoch: sub.epoch, At: timestamp{at}})
 }
 
 // scheduleCancel arranges for sub to be cancelled when the sandbox clock
 // reaches its cancelAt, even if it is paused by then. Call it with s.mu held.
 func (s *Server) scheduleCancel(sub *subscription) {
-	s.scheduleJob(sub.CancelAt.Time, cancelSubscriptionJob{ID: sub.ID, At: sub.CancelAt.Time})
+	s.scheduleJob(sub.CancelAt.Time, cancelSubscriptionJob{ID: sub.ID, At: *sub.CancelAt})
 }
 
 // periodEnded moves sub on at the end of its period: a scheduled cancel
