@@ -348,6 +348,19 @@ type Identity struct {
 	Instance string `json:"instance"`
 	// StartedAt is when this run of the sandbox started.
 	StartedAt time.Time `json:"startedAt"`
+	// State is the state file the sandbox keeps (billing sandbox -state),
+	// nil when it keeps none and forgets everything at exit.
+	State *StateFile `json:"state,omitempty"`
+}
+
+// StateFile is what a sandbox says of the file keeping its state.
+type StateFile struct {
+	// File is the file's path on the sandbox's machine.
+	File string `json:"file"`
+	// Restored tells whether this run started from a state a previous run kept.
+	Restored bool `json:"restored"`
+	// Error is why the latest write failed, "" while the file is kept.
+	Error string `json:"error,omitempty"`
 }
 
 // SandboxName is the Sandbox a sandbox's Identity carries.

@@ -232,8 +232,12 @@ func (w *watch) check(ctx context.Context) {
 	}
 	movements, listErr := w.ctl.Movements(ctx, "")
 	if identity.Instance != w.instance {
-		fmt.Fprintf(w.stderr, "the sandbox at %s restarted (instance %s, was %s): registering again\n",
-			redactURL(w.ctl.URL()), identity.Instance, w.instance)
+		kept := ""
+		if identity.State != nil && identity.State.Restored {
+			kept = " with the state kept in " + identity.State.File
+		}
+		fmt.Fprintf(w.stderr, "the sandbox at %s restarted (instance %s, was %s)%s: registering again\n",
+			redactURL(w.ctl.URL()), identity.Instance, w.instance, kept)
 		w.instance = identity.Instance
 		if listErr == nil {
 			w.nameForgotten(movements)
@@ -273,7 +277,7 @@ func (w *watch) nameForgotten(now []sandboxctl.Movement) {
 		return
 	}
 	slices.Sort(forgotten)
-	fmt.Fprintf(w.stderr, "the restarted sandbox forgot %d movement(s) pending when it last looked: %s; your Tracker will find them overdue and their status check unknown (billing movements --state overdue lists them)\n",
+	fmt.Fprintf(w.stderr, "the restarted sandbox forgot %d movement(s) pending when it last looked: %s; your Tracker will find them overdue and their status check unknown (billing movements --state overdue lists them; billing sandbox -state FILE keeps them across restarts)\n",
 		len(forgotten), strings.Join(forgotten, ", "))
 }
 

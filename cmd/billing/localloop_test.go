@@ -9,9 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -450,4 +453,63 @@ func TestEveryCommandTakesJSONAndHelp(t *testing.T) {
 		assert.Equal(t, 0, code, "%v -h: %s", name, out)
 		assert.Contains(t, out.String(), "-json", "%v -h lists --json", name)
 	}
+}
+
+// TestSandboxStateSurvivesSIGKILLAndSIGTERM restarts billing sandbox -state
+// after a kill that gives it no chance to save and after a clean stop: each
+// time the movements it had answered are there, still pending, and listen
+// says the state was kept rather than naming them forgotten.
+func TestSandboxStateSurvivesSIGKILLAndSIGTERM(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "sandbox-state.json")
+	first, base := startSandbox(t, "-state", state)
+	addr := strings.TrimPrefix(base, "http://")
+	_, stderr, code := billingOnce(t, "trigger", "receive", "--pending", "--sandbox", base, "--reference", "killed1")
+	require.Equal(t, 0, code, stderr)
+	listener := start(t, "listen", "--sandbox", base, "--forward-to", "http://127.0.0.1:1/app", "--check-every", "20ms")
+	listener.next(t) // the banner
+	ctl := sandboxctl.New(base, sandboxctl.DefaultClientID, sandboxctl.DefaultClientSecret)
+	require.True(t, pendingSeen(t, ctl, "killed1"))
+	before, err := ctl.Identity(context.Background())
+	require.NoError(t, err)
+	require.NotNil(t, before.State)
+	assert.Equal(t, sandboxctl.StateFile{File: state}, *before.State)
+	info, err := os.Stat(state)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	require.NoError(t, first.cmd.Process.Kill()) // SIGKILL: no shutdown, no last save
+	<-first.done
+	second, _ := startSandbox(t, "-state", state, "-addr", addr)
+	assert.True(t, pendingSeen(t, ctl, "killed1"), "an answered movement survives SIGKILL")
+	after, err := ctl.Identity(context.Background())
+	require.NoError(t, err)
+	require.NotNil(t, after.State)
+	assert.True(t, after.State.Restored)
+	deadline := time.Now().Add(eventually)
+	for !strings.Contains(listener.stderr.String(), "with the state kept in "+state) {
+		require.True(t, time.Now().Before(deadline), "listen did not see the restart: %s", listener.stderr)
+		time.Sleep(10 * time.Millisecond) // a poll of two other processes, bounded by the deadline
+	}
+
+	_, stderr, code = billingOnce(t, "trigger", "receive", "--pending", "--sandbox", base, "--reference", "stopped1")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, second.cmd.Process.Signal(syscall.SIGTERM))
+	go func() {
+		for range second.lines {
+		}
+	}()
+	require.NoError(t, <-second.done)
+	third, _ := startSandbox(t, "-state", state, "-addr", addr)
+	assert.True(t, pendingSeen(t, ctl, "killed1"))
+	assert.True(t, pendingSeen(t, ctl, "stopped1"), "and across a clean stop")
+	third.interrupt(t)
+	listener.interrupt(t)
+	assert.NotContains(t, listener.stderr.String(), "movement(s) pending", "no movement is named forgotten")
+
+	require.NoError(t, os.WriteFile(state, []byte("{not a state"), 0o600))
+	out, errOut, code := billingOnce(t, "sandbox", "-addr", "127.0.0.1:0", "-state", state)
+	assert.NotEqual(t, 0, code, out)
+	assert.Contains(t, errOut+out, "move the file away to start empty")
+	kept, _ := os.ReadFile(state)
+	assert.Equal(t, "{not a state", string(kept), "a refused state file is left as it was")
 }

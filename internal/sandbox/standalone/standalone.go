@@ -100,6 +100,8 @@ func RunIO(ctx context.Context, name string, args []string, streams IO) error {
 		"(* for any reference), e.g. 'order7=drop;*#3=delay:10m'; kinds: "+strings.Join(sandbox.CallbackFaultKindNames(), ", "))
 	wireName := flags.String("wire", string(sandbox.WireSpec), "wire of the money movements' answers, callbacks and webhooks: "+
 		strings.Join(sandbox.WireNames(), " or ")+" (the payments provider's payloads: decimal cedis, its casing)")
+	stateFile := flags.String("state", "", "file that keeps the sandbox's records, money movements, deliveries, time and scheduled work\n"+
+		"across restarts: loaded at start when it exists, rewritten after every change (default: none, the state is lost at exit)")
 	verbose := flags.Bool("v", false, "log every request to stdout")
 	manualClock := flags.Bool("manual-clock", false, "stop the sandbox's clock at "+ManualClockStart.Format(time.RFC3339)+
 		": it moves only through POST /sandbox/clock/advance (billing sandbox advance), and due work runs only then")
@@ -160,6 +162,17 @@ func RunIO(ctx context.Context, name string, args []string, streams IO) error {
 
 	sb := sandbox.New(cfg)
 	defer sb.Close()
+	stateName := "none: everything is forgotten at exit (keep it with -state FILE)"
+	if *stateFile != "" {
+		restored, err := sb.KeepState(*stateFile)
+		if err != nil {
+			return fmt.Errorf("-state: %w; move the file away to start empty", err)
+		}
+		stateName = *stateFile + " (new)"
+		if restored {
+			stateName = *stateFile + " (restored; -disbursement-balance and the clock's start come from it)"
+		}
+	}
 	for _, f := range requestFaults {
 		if err := sb.InjectFault(f); err != nil {
 			return &UsageError{fmt.Errorf("-faults: %w", err)}
@@ -180,9 +193,9 @@ func RunIO(ctx context.Context, name string, args []string, streams IO) error {
 	go func() { served <- server.Serve(listener) }()
 
 	if *asJSON {
-		printJSONBanner(banner, "http://"+listener.Addr().String(), sb)
+		printJSONBanner(banner, "http://"+listener.Addr().String(), sb, *stateFile)
 	} else {
-		printBanner(banner, "http://"+listener.Addr().String(), sb.Config(), clockName, len(requestFaults), len(callbackFaultList))
+		printBanner(banner, "http://"+listener.Addr().String(), sb.Config(), clockName, stateName, len(requestFaults), len(callbackFaultList))
 	}
 
 	select {
@@ -202,7 +215,7 @@ func RunIO(ctx context.Context, name string, args []string, streams IO) error {
 }
 
 // printBanner tells the user where the sandbox is and how to authenticate.
-func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, clock string, faults, callbackFaults int) {
+func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, clock, state string, faults, callbackFaults int) {
 	fmt.Fprintf(w, `Billing sandbox listening
   base URL:             %s
   hosted checkout:      %s/checkout/
@@ -221,13 +234,14 @@ func printBanner(w io.Writer, baseURL string, cfg sandbox.Config, clock string, 
   resolve after:        %s
   wire:                 %s
   clock:                %s
+  state file:           %s
   faults armed:         %d on requests, %d on callbacks
   sandbox controls:     %s
 Press Ctrl+C to stop.
 `, baseURL, baseURL, baseURL, cfg.ClientID, cfg.ClientSecret, cfg.SecretKey,
 		strings.Join(cfg.SessionTokens, ", "), cfg.PublicKey, cfg.DisbursementAccount,
 		formatAmount(cfg.DisbursementBalance), cfg.SalesAccount, cfg.CheckoutLifetime, strings.Join(cfg.Scopes, ", "), joinPrefixes(cfg.AllowIPs), cfg.ResolveAfter,
-		cfg.Wire, clock, faults, callbackFaults, strings.Join(sandbox.ControlPatterns(), ", "))
+		cfg.Wire, clock, state, faults, callbackFaults, strings.Join(sandbox.ControlPatterns(), ", "))
 }
 
 // jsonBanner is the banner of -json.
@@ -241,12 +255,13 @@ type jsonBanner struct {
 	PublicKey           string   `json:"publicKey"`
 	DisbursementAccount string   `json:"disbursementAccount"`
 	Wire                string   `json:"wire"`
+	StateFile           string   `json:"stateFile,omitempty"`
 }
 
-func printJSONBanner(w io.Writer, baseURL string, sb *sandbox.Server) {
+func printJSONBanner(w io.Writer, baseURL string, sb *sandbox.Server, stateFile string) {
 	cfg := sb.Config()
 	_ = json.NewEncoder(w).Encode(jsonBanner{BaseURL: baseURL, Instance: sb.Instance(), ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
-		SecretKey: cfg.SecretKey, SessionTokens: cfg.SessionTokens, PublicKey: cfg.PublicKey, DisbursementAccount: cfg.DisbursementAccount, Wire: string(cfg.Wire)})
+		SecretKey: cfg.SecretKey, SessionTokens: cfg.SessionTokens, PublicKey: cfg.PublicKey, DisbursementAccount: cfg.DisbursementAccount, Wire: string(cfg.Wire), StateFile: stateFile})
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
