@@ -205,7 +205,7 @@ func freeLoopbackURL(t *testing.T) string {
 }
 
 // runBillingSession builds the billing command (cmd/billing, a module of its own), puts
-// it first on PATH and runs the session's lines from dir in order, as the rules at the
+// it first on PATH and runs the session's lines in order from a directory of their own, as the rules at the
 // top of this file say. The servers are then interrupted, the last started first, and
 // must stop cleanly; the app must have seen only the posts (no redirect followed), and
 // the checkout webhook after the restart.
@@ -213,7 +213,7 @@ func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 	if len(session) == 0 {
 		t.Fatal("README.md has no billing line in a fenced sh block: its Local development section shows the command")
 	}
-	bin := t.TempDir()
+	bin, work := t.TempDir(), t.TempDir() // the session's files (the state file) stay out of the checkout
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "billing"), ".")
 	build.Dir = filepath.Join(dir, "cmd", "billing")
 	build.Env = append(os.Environ(), "GOWORK=off")
@@ -261,7 +261,7 @@ func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 		defer cancel()
 		command := strings.ReplaceAll(c.command, "http://localhost:8080", appServer.URL)
 		cmd := exec.CommandContext(ctx, "bash", "-c", "exec "+command)
-		cmd.Dir, cmd.Env = dir, env
+		cmd.Dir, cmd.Env = work, env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = 10 * time.Second
@@ -319,10 +319,14 @@ func runBillingSession(t *testing.T, dir string, session []readmeCommand) {
 			if !l.out.waitFor(ctx, "registered again") {
 				t.Fatalf("%s did not register with the restarted sandbox:\n%s", l.c.command, l.out.String())
 			}
+			if strings.Contains(c.command, "--state") && !strings.Contains(l.out.String(), "with the state kept in") {
+				t.Fatalf("%s did not say the restarted sandbox kept its state:\n%s", l.c.command, l.out.String())
+			}
 		}
 	}
 	// Every delivery reached the app, which redirected it: the sandbox heard the 302,
-	// and the redirect's target was never fetched.
+	// and the redirect's target was never fetched. The last billing deliveries ran after
+	// the restart: the state file kept them.
 	if !strings.Contains(deliveries, "-> 302") {
 		t.Errorf("billing deliveries shows no 302 the app answered:\n%s", deliveries)
 	}
