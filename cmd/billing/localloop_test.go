@@ -486,8 +486,8 @@ func TestSandboxStateSurvivesSIGKILLAndSIGTERM(t *testing.T) {
 	require.NotNil(t, after.State)
 	assert.True(t, after.State.Restored)
 	deadline := time.Now().Add(eventually)
-	for !strings.Contains(listener.stderr.String(), "with the state kept in "+state) {
-		require.True(t, time.Now().Before(deadline), "listen did not see the restart: %s", listener.stderr)
+	for !strings.Contains(listener.stderrNow(), "with the state kept in "+state) {
+		require.True(t, time.Now().Before(deadline), "listen did not see the restart: %s", listener.stderrNow())
 		time.Sleep(10 * time.Millisecond) // a poll of two other processes, bounded by the deadline
 	}
 

@@ -55,7 +55,15 @@ type process struct {
 	cmd    *exec.Cmd
 	lines  chan string
 	stderr *bytes.Buffer
+	errw   *lockedWriter // stderr's writer, whose lock reads it while the command runs
 	done   chan error
+}
+
+// stderrNow returns what the command wrote to stderr so far.
+func (p *process) stderrNow() string {
+	p.errw.mu.Lock()
+	defer p.errw.mu.Unlock()
+	return p.stderr.String()
 }
 
 // start runs the billing command with args in the background, killed when the
@@ -73,7 +81,8 @@ func startEnv(t *testing.T, env []string, args ...string) *process {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	p := &process{cmd: cmd, lines: make(chan string, 1000), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{w: p.stderr}
+	p.errw = &lockedWriter{w: p.stderr}
+	cmd.Stderr = p.errw
 	require.NoError(t, cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(stdout)
