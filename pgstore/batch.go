@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -211,37 +210,121 @@ func untilAllGone[T, R any](batch []*batchWrite[T, R]) (context.Context, func())
 	}
 }
 
-// params builds the parameters of a statement of many rows, numbering them as they are
-// added.
-type params struct {
-	args []any
-	text strings.Builder
+// fixed returns the statement build writes for the store's clock (build is told
+// whether the store compares the callers' times as they are), qualified and built
+// once. A batch statement whose rows come as arrays (unnest) has one text whatever
+// its number of rows, so it is parsed and described once, and its arguments are a
+// few arrays rather than a value per cell.
+func (s *Store) fixed(name string, build func(caller bool) string) string {
+	caller := s.callerClock()
+	cache := &s.sql[0]
+	if caller {
+		cache = &s.sql[1]
+	}
+	key := "\x00" + name // never a template's text
+	if stmt, ok := cache.Load(key); ok {
+		return stmt.(string)
+	}
+	stmt := s.qualify(build(caller))
+	cache.Store(key, stmt)
+	return stmt
 }
 
-// add adds v and writes its placeholder, cast to typ when typ is not empty.
-func (p *params) add(v any, typ string) {
-	p.args = append(p.args, v)
-	p.text.WriteByte('$')
-	p.text.WriteString(strconv.Itoa(len(p.args)))
-	if typ != "" {
-		p.text.WriteString("::")
-		p.text.WriteString(typ)
+// rowTime is a batch row's time at on the store's clock, given at and the caller's
+// now as columns of the row: the array form of a statement template's {tN}.
+func rowTime(caller bool, at, now string) string {
+	if caller {
+		return at
 	}
+	return "(now() + (" + at + " - " + now + "))"
 }
 
-// write writes SQL text.
-func (p *params) write(sql string) { p.text.WriteString(sql) }
+// firstColumns are the first outcomes of a settleFirsts batch as the columns of its
+// statement, one array each.
+type firstColumns struct {
+	callback, reference, id, state, code, txID, extTxID, source []string
+	currency, serviceReference, kind                            []string
+	amount, charges                                             []int64
+	at, now                                                     []time.Time
+	body                                                        [][]byte
+	byCallback, byStatusCheck                                   []bool
+}
 
-// time writes the time at, given on the clock of a caller whose now is now, on the
-// store's clock: the row-by-row form of a statement template's {tN}.
-func (s *Store) time(p *params, at, now time.Time) {
-	if s.callerClock() {
-		p.add(at, "timestamptz")
-		return
+func (c *firstColumns) grow(n int) {
+	for _, col := range []*[]string{&c.callback, &c.reference, &c.id, &c.state, &c.code, &c.txID, &c.extTxID,
+		&c.source, &c.currency, &c.serviceReference, &c.kind} {
+		*col = make([]string, 0, n)
 	}
-	p.write("(now() + (")
-	p.add(at, "timestamptz")
-	p.write(" - ")
-	p.add(now, "timestamptz")
-	p.write("))")
+	c.amount, c.charges = make([]int64, 0, n), make([]int64, 0, n)
+	c.at, c.now = make([]time.Time, 0, n), make([]time.Time, 0, n)
+	c.body = make([][]byte, 0, n)
+	c.byCallback, c.byStatusCheck = make([]bool, 0, n), make([]bool, 0, n)
+}
+
+func (c *firstColumns) add(f firstOutcome) {
+	o := f.first.Outcome
+	c.callback = append(c.callback, f.key.Callback)
+	c.reference = append(c.reference, f.key.ClientReference)
+	c.id = append(c.id, f.first.ID)
+	c.state = append(c.state, o.State)
+	c.code = append(c.code, o.Code)
+	c.txID = append(c.txID, o.TransactionID)
+	c.extTxID = append(c.extTxID, o.ExternalTransactionID)
+	c.amount = append(c.amount, o.Amount)
+	c.charges = append(c.charges, o.Charges)
+	c.source = append(c.source, o.Source)
+	c.at = append(c.at, o.At)
+	c.now = append(c.now, f.now)
+	c.body = append(c.body, f.first.Body)
+	c.byCallback = append(c.byCallback, f.first.ByCallback)
+	c.byStatusCheck = append(c.byStatusCheck, f.first.ByStatusCheck)
+	c.currency = append(c.currency, o.Currency)
+	c.serviceReference = append(c.serviceReference, o.ServiceReference)
+	c.kind = append(c.kind, o.Kind)
+}
+
+// args are the statement's arguments, in the order of settleFirstsSQL's unnest.
+func (c *firstColumns) args() []any {
+	return []any{c.callback, c.reference, c.id, c.state, c.code, c.txID, c.extTxID, c.amount, c.charges, c.source,
+		c.at, c.now, c.body, c.byCallback, c.byStatusCheck, c.currency, c.serviceReference, c.kind}
+}
+
+// settleFirstsSQL writes each first outcome into a row that has none yet, inserting
+// the rows not there, and returns the rows it wrote.
+func settleFirstsSQL(caller bool) string {
+	return `INSERT INTO billing_movements AS m
+			(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
+			 amount, charges, source, settled_at, body, by_callback, by_status_check,
+			 currency, outcome_service_reference, outcome_kind)
+		SELECT u.callback_kind, u.client_reference, u.outcome_id, u.state, u.code, u.transaction_id, u.external_transaction_id,
+			u.amount, u.charges, u.source, ` + rowTime(caller, "u.at", "u.now") + `, u.body, u.by_callback, u.by_status_check,
+			u.currency, u.service_reference, u.kind
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+			$8::bigint[], $9::bigint[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::bytea[],
+			$14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::text[])
+			AS u (callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
+			amount, charges, source, at, now, body, by_callback, by_status_check, currency, service_reference, kind)
+		ON CONFLICT (callback_kind, client_reference) DO UPDATE SET
+			outcome_id = EXCLUDED.outcome_id, state = EXCLUDED.state, code = EXCLUDED.code,
+			outcome_kind = coalesce(m.kind, EXCLUDED.outcome_kind),
+			transaction_id = EXCLUDED.transaction_id, external_transaction_id = EXCLUDED.external_transaction_id,
+			amount = EXCLUDED.amount, charges = EXCLUDED.charges, source = EXCLUDED.source,
+			currency = EXCLUDED.currency, outcome_service_reference = EXCLUDED.outcome_service_reference,
+			settled_at = EXCLUDED.settled_at, body = EXCLUDED.body, by_callback = EXCLUDED.by_callback,
+			by_status_check = EXCLUDED.by_status_check, disagreed = false, reported_at = NULL,
+			report_attempts = 0, lease_owner = NULL, lease_until = NULL, report_owner = NULL, report_until = NULL
+			WHERE m.outcome_id IS NULL
+		RETURNING m.callback_kind, m.client_reference, m.kind`
+}
+
+// markReportedSQL marks each outcome id of $1 reported at its time in $2 (the
+// caller's now, so the store's own now on its clock).
+func markReportedSQL(caller bool) string {
+	at := "now()"
+	if caller {
+		at = "u.at"
+	}
+	return `UPDATE billing_movements m SET reported_at = x.at, report_owner = NULL, report_until = NULL
+		FROM (SELECT u.id, ` + at + ` AS at FROM unnest($1::text[], $2::timestamptz[]) AS u (id, at)) AS x
+		WHERE m.outcome_id = x.id AND m.kind IS NOT NULL AND m.reported_at IS NULL`
 }

@@ -584,43 +584,12 @@ type firstWritten struct {
 // settleFirsts writes, in one statement, each outcome of fs into a row that has none
 // yet, inserting the rows not there. The keys of fs are distinct.
 func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWritten, error) {
-	var p params
-	p.write(`INSERT INTO ` + s.schema + `.billing_movements AS m
-			(callback_kind, client_reference, outcome_id, state, code, transaction_id, external_transaction_id,
-			 amount, charges, source, settled_at, body, by_callback, by_status_check,
-			 currency, outcome_service_reference, outcome_kind)
-		VALUES `)
-	for i, f := range fs {
-		if i > 0 {
-			p.write(", ")
-		}
-		fo := f.first.Outcome
-		p.write("(")
-		for _, v := range []any{f.key.Callback, f.key.ClientReference, f.first.ID, fo.State, fo.Code,
-			fo.TransactionID, fo.ExternalTransactionID, fo.Amount, fo.Charges, fo.Source} {
-			p.add(v, "")
-			p.write(", ")
-		}
-		s.time(&p, fo.At, f.now)
-		for _, v := range []any{f.first.Body, f.first.ByCallback, f.first.ByStatusCheck, fo.Currency, fo.ServiceReference, fo.Kind} {
-			p.write(", ")
-			p.add(v, "")
-		}
-		p.write(")")
+	var c firstColumns
+	c.grow(len(fs))
+	for _, f := range fs {
+		c.add(f)
 	}
-	p.write(`
-		ON CONFLICT (callback_kind, client_reference) DO UPDATE SET
-			outcome_id = EXCLUDED.outcome_id, state = EXCLUDED.state, code = EXCLUDED.code,
-			outcome_kind = coalesce(m.kind, EXCLUDED.outcome_kind),
-			transaction_id = EXCLUDED.transaction_id, external_transaction_id = EXCLUDED.external_transaction_id,
-			amount = EXCLUDED.amount, charges = EXCLUDED.charges, source = EXCLUDED.source,
-			currency = EXCLUDED.currency, outcome_service_reference = EXCLUDED.outcome_service_reference,
-			settled_at = EXCLUDED.settled_at, body = EXCLUDED.body, by_callback = EXCLUDED.by_callback,
-			by_status_check = EXCLUDED.by_status_check, disagreed = false, reported_at = NULL,
-			report_attempts = 0, lease_owner = NULL, lease_until = NULL, report_owner = NULL, report_until = NULL
-			WHERE m.outcome_id IS NULL
-		RETURNING m.callback_kind, m.client_reference, m.kind`)
-	rows, err := s.db.QueryContext(ctx, p.text.String(), p.args...)
+	rows, err := s.db.QueryContext(ctx, s.fixed("settleFirsts", settleFirstsSQL), c.args()...)
 	if err != nil {
 		return nil, err
 	}
@@ -954,22 +923,11 @@ func (r reportedAt) batchKey() string { return r.id }
 
 // markReported marks, in one statement, each outcome of rs reported.
 func (s *Store) markReported(ctx context.Context, rs []reportedAt) ([]struct{}, error) {
-	var p params
-	p.write(`UPDATE ` + s.schema + `.billing_movements m SET reported_at = x.at, report_owner = NULL, report_until = NULL
-		FROM (VALUES `)
+	ids, ats := make([]string, len(rs)), make([]time.Time, len(rs))
 	for i, r := range rs {
-		if i > 0 {
-			p.write(", ")
-		}
-		p.write("(")
-		p.add(r.id, "text")
-		p.write(", ")
-		s.time(&p, r.now, r.now)
-		p.write(")")
+		ids[i], ats[i] = r.id, r.now
 	}
-	p.write(`) AS x (id, at)
-		WHERE m.outcome_id = x.id AND m.kind IS NOT NULL AND m.reported_at IS NULL`)
-	if _, err := s.db.ExecContext(ctx, p.text.String(), p.args...); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.fixed("markReported", markReportedSQL), ids, ats); err != nil {
 		return nil, err
 	}
 	return make([]struct{}, len(rs)), nil
