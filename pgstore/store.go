@@ -322,78 +322,91 @@ func callerTime(t sql.NullTime, skew int64) time.Time {
 // the Tracker derives it from the outcome's fields, and Body keeps the callback for
 // audit.
 func scanEntry(row scanner) (storekit.Entry, error) {
-	var (
-		callback, ref, kind, leaseOwner, outcomeID   sql.NullString
-		state, source                                sql.NullString
-		started, deadline, next, leaseUntil, settled sql.NullTime
-		reported                                     sql.NullTime
-		checks, attempts                             sql.NullInt32
-		code, txID, extTxID, currency, outcomeRef    sql.NullString
-		askedCurrency, serviceRef, outcomeKind       sql.NullString
-		trackID                                      sql.NullString
-		amount, charges, askedAmount                 sql.NullInt64
-		skew                                         int64
-		body                                         []byte
-		byCallback, byStatusCheck, disagreed         sql.NullBool
-	)
-	if err := row.Scan(&callback, &ref, &kind, &started, &deadline, &next, &checks,
-		&leaseOwner, &leaseUntil, &outcomeID, &state, &code, &txID, &extTxID, &amount,
-		&charges, &source, &settled, &body, &byCallback, &byStatusCheck, &disagreed, &reported, &attempts,
-		&askedAmount, &askedCurrency, &serviceRef, &currency, &outcomeRef, &outcomeKind, &trackID, &skew); err != nil {
+	var r entryRow
+	return r.scan(row)
+}
+
+// entryRow holds a row of movementColumns while it is read. The rows of a query
+// are read through one entryRow, so a row costs its values and no holder of its own.
+type entryRow struct {
+	callback, ref, kind, leaseOwner, outcomeID   sql.NullString
+	state, source                                sql.NullString
+	started, deadline, next, leaseUntil, settled sql.NullTime
+	reported                                     sql.NullTime
+	checks, attempts                             sql.NullInt32
+	code, txID, extTxID, currency, outcomeRef    sql.NullString
+	askedCurrency, serviceRef, outcomeKind       sql.NullString
+	trackID                                      sql.NullString
+	amount, charges, askedAmount                 sql.NullInt64
+	skew                                         int64
+	body                                         []byte
+	byCallback, byStatusCheck, disagreed         sql.NullBool
+	dest                                         []any
+}
+
+// scan reads the next row of movementColumns into an Entry.
+func (r *entryRow) scan(row scanner) (storekit.Entry, error) {
+	if r.dest == nil {
+		r.dest = []any{&r.callback, &r.ref, &r.kind, &r.started, &r.deadline, &r.next, &r.checks,
+			&r.leaseOwner, &r.leaseUntil, &r.outcomeID, &r.state, &r.code, &r.txID, &r.extTxID, &r.amount,
+			&r.charges, &r.source, &r.settled, &r.body, &r.byCallback, &r.byStatusCheck, &r.disagreed, &r.reported, &r.attempts,
+			&r.askedAmount, &r.askedCurrency, &r.serviceRef, &r.currency, &r.outcomeRef, &r.outcomeKind, &r.trackID, &r.skew}
+	}
+	if err := row.Scan(r.dest...); err != nil {
 		return storekit.Entry{}, err
 	}
-	if !callback.Valid {
+	if !r.callback.Valid {
 		return storekit.Entry{}, nil
 	}
-	key := storekit.MovementKey{Callback: callback.String, ClientReference: ref.String}
+	key := storekit.MovementKey{Callback: r.callback.String, ClientReference: r.ref.String}
 	var e storekit.Entry
-	if kind.Valid {
+	if r.kind.Valid {
 		e.Tracked = true
 		e.Movement = storekit.Movement{
-			Kind:             kind.String,
+			Kind:             r.kind.String,
 			ClientReference:  key.ClientReference,
-			Amount:           askedAmount.Int64,
-			Currency:         askedCurrency.String,
-			ServiceReference: serviceRef.String,
-			StartedAt:        callerTime(started, skew),
-			Deadline:         callerTime(deadline, skew),
-			NextCheckAt:      callerTime(next, skew),
-			Checks:           int(checks.Int32),
-			LeaseOwner:       leaseOwner.String,
-			LeaseUntil:       callerTime(leaseUntil, skew),
-			TrackID:          trackID.String,
+			Amount:           r.askedAmount.Int64,
+			Currency:         r.askedCurrency.String,
+			ServiceReference: r.serviceRef.String,
+			StartedAt:        callerTime(r.started, r.skew),
+			Deadline:         callerTime(r.deadline, r.skew),
+			NextCheckAt:      callerTime(r.next, r.skew),
+			Checks:           int(r.checks.Int32),
+			LeaseOwner:       r.leaseOwner.String,
+			LeaseUntil:       callerTime(r.leaseUntil, r.skew),
+			TrackID:          r.trackID.String,
 		}
 	}
-	if outcomeID.Valid {
+	if r.outcomeID.Valid {
 		// A tracked movement's outcome is of its kind; an untracked one's, of the kind
 		// it was settled as.
-		okind := outcomeKind.String
-		if kind.Valid {
-			okind = kind.String
+		okind := r.outcomeKind.String
+		if r.kind.Valid {
+			okind = r.kind.String
 		}
 		e.Final = &storekit.Settlement{
-			ID:  outcomeID.String,
+			ID:  r.outcomeID.String,
 			Key: key,
 			Outcome: storekit.Outcome{
 				Kind:                  okind,
 				ClientReference:       key.ClientReference,
-				State:                 state.String,
-				Code:                  code.String,
-				TransactionID:         txID.String,
-				ExternalTransactionID: extTxID.String,
-				Amount:                amount.Int64,
-				Charges:               charges.Int64,
-				Currency:              currency.String,
-				ServiceReference:      outcomeRef.String,
-				Source:                source.String,
-				At:                    callerTime(settled, skew),
+				State:                 r.state.String,
+				Code:                  r.code.String,
+				TransactionID:         r.txID.String,
+				ExternalTransactionID: r.extTxID.String,
+				Amount:                r.amount.Int64,
+				Charges:               r.charges.Int64,
+				Currency:              r.currency.String,
+				ServiceReference:      r.outcomeRef.String,
+				Source:                r.source.String,
+				At:                    callerTime(r.settled, r.skew),
 			},
-			Body:           body,
-			ByCallback:     byCallback.Bool,
-			ByStatusCheck:  byStatusCheck.Bool,
-			Disagreed:      disagreed.Bool,
-			ReportedAt:     callerTime(reported, skew),
-			ReportAttempts: int(attempts.Int32),
+			Body:           r.body,
+			ByCallback:     r.byCallback.Bool,
+			ByStatusCheck:  r.byStatusCheck.Bool,
+			Disagreed:      r.disagreed.Bool,
+			ReportedAt:     callerTime(r.reported, r.skew),
+			ReportAttempts: int(r.attempts.Int32),
 		}
 	}
 	return e, nil
@@ -793,8 +806,9 @@ func entries(ctx context.Context, q interface {
 	}
 	defer rows.Close()
 	var out []storekit.Entry
+	var r entryRow
 	for rows.Next() {
-		e, err := scanEntry(rows)
+		e, err := r.scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 		}
