@@ -135,19 +135,20 @@ type TrackerOptions struct {
 	// after its caller's context ended included, so that a dead connection to a shared
 	// store stalls nothing for long: a call not answered in time fails with an error
 	// matching ErrStoreTimeout, and a warning naming it is logged. Real time, not Clock.
-	// Default 10 seconds.
+	// Calls that begin within a hundredth of it share one deadline, so a call may end
+	// up to 1% sooner. Default 10 seconds.
 	StoreTimeout time.Duration
 	// OnOutcomeTimeout bounds each OnOutcome call: its context ends then, and a call
 	// that has not returned counts as failed (it is called again later). Real time, not
-	// Clock. Default one minute.
+	// Clock; shared as StoreTimeout's is. Default one minute.
 	OnOutcomeTimeout time.Duration
 	// ReportConcurrency is how many OnOutcome calls Run makes at once. They run beside
 	// Run's rounds, so a slow call holds up neither the other reports nor the status
 	// checks. Default RunConcurrency.
 	ReportConcurrency int
 
-	// deadline makes the contexts of StoreTimeout and OnOutcomeTimeout; tests give a
-	// fake clock's.
+	// deadline makes the contexts of StoreTimeout and OnOutcomeTimeout: shared
+	// (sharedDeadlines) on the wall clock; tests give a fake clock's.
 	deadline deadlineFunc
 }
 
@@ -182,7 +183,7 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 		o.ReportConcurrency = o.RunConcurrency
 	}
 	if o.deadline == nil {
-		o.deadline = context.WithTimeout
+		o.deadline = newSharedDeadlines(time.Now, context.WithTimeout).deadline
 	}
 	if o.Clock == nil {
 		o.Clock = wallClock{}

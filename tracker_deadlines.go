@@ -1,0 +1,65 @@
+package billing
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// deadlineSlices is how finely sharedDeadlines cut a timeout: calls that begin within
+// one slice of it share a context.
+const deadlineSlices = 100
+
+// sharedDeadlines is the Tracker's deadlineFunc on the wall clock. Calls bounded by
+// the same timeout that begin under the same parent within one slice of that timeout
+// (a hundredth of it) share one context, which ends timeout after the first of them
+// began: every call is bounded by its timeout, and none by less than 99% of it. A busy
+// Tracker, whose every resolution makes a few bounded store calls and an OnOutcome
+// call, then pays one context and one timer per slice instead of one per call.
+//
+// A shared context is not cancelled when a call returns (its CancelFunc does nothing):
+// it ends at its deadline, which stops its timer, or with its parent. At most
+// deadlineSlices of them per timeout are alive at once.
+type sharedDeadlines struct {
+	now    func() time.Time
+	derive deadlineFunc
+
+	mu    sync.Mutex
+	slots map[time.Duration]*deadlineSlot // by timeout
+}
+
+// deadlineSlot is the context calls of one timeout share now.
+type deadlineSlot struct {
+	parent  context.Context
+	ctx     context.Context
+	renewAt time.Time // from then on, a call gets a new context
+}
+
+func newSharedDeadlines(now func() time.Time, derive deadlineFunc) *sharedDeadlines {
+	return &sharedDeadlines{now: now, derive: derive, slots: make(map[time.Duration]*deadlineSlot)}
+}
+
+// deadline returns a context that ends within timeout from now, and at the earliest
+// timeout less a slice from now.
+func (d *sharedDeadlines) deadline(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	slice := timeout / deadlineSlices
+	if slice <= 0 || parent == nil || !reflect.TypeOf(parent).Comparable() {
+		return d.derive(parent, timeout) // a context of a type == cannot compare shares nothing
+	}
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.slots[timeout]
+	if s == nil {
+		s = &deadlineSlot{}
+		d.slots[timeout] = s
+	}
+	if s.parent != parent || s.ctx == nil || s.ctx.Err() != nil || !now.Before(s.renewAt) {
+		// Its cancel is dropped: the context ends at its deadline, which releases its
+		// timer, and the calls sharing it cannot know which of them is the last.
+		ctx, _ := d.derive(parent, timeout)
+		s.parent, s.ctx, s.renewAt = parent, ctx, now.Add(slice)
+	}
+	return s.ctx, func() {}
+}
