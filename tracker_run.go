@@ -82,8 +82,9 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 			if err != nil && ctx.Err() == nil {
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming unreported outcomes failed", slog.String("error", err.Error()))
 			}
-			for _, s := range unreported {
-				reports.start(ctx, s.ID, now.Add(lease), func(c *reportClaim) { defer t.recoverPanic("a report of Run"); t.report(ctx, reports, s, c) },
+			for i := range unreported {
+				s := &unreported[i] // the closures share the claimed slice rather than each a copy
+				reports.start(ctx, s.ID, now.Add(lease), func(c *reportClaim) { defer t.recoverPanic("a report of Run"); t.report(ctx, reports, *s, c) },
 					func() { t.giveBackReport(ctx, s.ID, s.Key) }, t.clockNow)
 			}
 			more = more || (len(unreported) == n && reports.free() > 0)

@@ -796,23 +796,31 @@ func (s *Store) Callbacks(ctx context.Context, key storekit.MovementKey) ([]stor
 	return out, nil
 }
 
-// entries runs a query of movementColumns rows.
-func entries(ctx context.Context, q interface {
+// querier runs a query: the database or a transaction.
+type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, what, query string, args ...any) ([]storekit.Entry, error) {
+}
+
+// entries runs a query of movementColumns rows.
+func entries(ctx context.Context, q querier, what, query string, args ...any) ([]storekit.Entry, error) {
+	return entriesAs(ctx, q, what, func(e storekit.Entry) storekit.Entry { return e }, query, args...)
+}
+
+// entriesAs runs a query of movementColumns rows and keeps of each what pick takes.
+func entriesAs[T any](ctx context.Context, q querier, what string, pick func(storekit.Entry) T, query string, args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []storekit.Entry
+	var out []T
 	var r entryRow
 	for rows.Next() {
 		e, err := r.scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 		}
-		out = append(out, e)
+		out = append(out, pick(e))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
@@ -827,7 +835,7 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 	if err != nil {
 		return nil, err
 	}
-	es, err := entries(ctx, s.db, "claiming due movements", s.q(`UPDATE billing_movements m
+	return entriesAs(ctx, s.db, "claiming due movements", func(e storekit.Entry) storekit.Movement { return e.Movement }, s.q(`UPDATE billing_movements m
 		SET lease_owner = $2, lease_until = {t3}
 		FROM (SELECT callback_kind AS k, client_reference AS r FROM billing_movements
 			WHERE outcome_id IS NULL AND kind IS NOT NULL AND next_check_at <= {t1}
@@ -837,14 +845,6 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 			FOR UPDATE SKIP LOCKED) due
 		WHERE m.callback_kind = due.k AND m.client_reference = due.r
 		RETURNING `+movementColumns), now, owner, leaseUntil, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]storekit.Movement, len(es))
-	for i, e := range es {
-		out[i] = e.Movement
-	}
-	return out, nil
 }
 
 // claimed updates the movement key held by owner, or reports ErrLeaseLost. In set, $1
@@ -889,7 +889,7 @@ func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUnt
 	if err != nil {
 		return nil, err
 	}
-	es, err := entries(ctx, s.db, "claiming unreported outcomes", s.q(`UPDATE billing_movements m
+	return entriesAs(ctx, s.db, "claiming unreported outcomes", func(e storekit.Entry) storekit.Settlement { return *e.Final }, s.q(`UPDATE billing_movements m
 		SET report_owner = $2, report_until = {t3}
 		FROM (SELECT callback_kind AS k, client_reference AS r FROM billing_movements
 			WHERE outcome_id IS NOT NULL AND kind IS NOT NULL AND reported_at IS NULL
@@ -899,14 +899,6 @@ func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUnt
 			FOR UPDATE SKIP LOCKED) due
 		WHERE m.callback_kind = due.k AND m.client_reference = due.r
 		RETURNING `+movementColumns), now, owner, leaseUntil, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]storekit.Settlement, len(es))
-	for i, e := range es {
-		out[i] = *e.Final
-	}
-	return out, nil
 }
 
 // MarkReported records that the outcome id was reported. After an OnOutcomeTx handler
