@@ -80,7 +80,8 @@ func populate(t *testing.T, s *Server, hooks string) {
 	answer(t, serve(t, s, http.MethodPost, bankPath, basicHeader, bankBody("12.50", "1234567890", "bank1", hooks+"/ok")), http.StatusOK)
 
 	createMandate(t, s, "mandotp", "233201230000", vodafoneDebit, hooks+"/ok")
-	approvedMandate(t, s, "mandok", "233241239999")
+	createMandate(t, s, "mandok", "233241239999", mtnDebit, "http://127.0.0.1:1/mandates")
+	s.Advance(s.cfg.ResolveAfter) // approved: the debit below needs it
 	answer(t, serve(t, s, http.MethodPost, "/v1/payments/direct-debit", basicHeader, debitBody("233241239999", mtnDebit, "20.00", "debit1", hooks+"/ok")), http.StatusOK)
 	createMandate(t, s, "mandpending", "233241238888", mtnDebit, hooks+"/ok")
 	s.Advance(0) // the refused callback's first attempt: a redelivery is due
@@ -104,10 +105,16 @@ func savedBytes(t *testing.T, s *Server) []byte {
 // TestStateTwinsMoveOnAlike saves a sandbox holding one of every record and
 // every kind of job, loads the state into a new one, and moves both on
 // through every renewal, expiry, resolution and redelivery: they hold the
-// same at each step, what a restart must give.
+// same at each step, what a restart must give. It runs on every wire.
 func TestStateTwinsMoveOnAlike(t *testing.T) {
+	for _, wire := range WireNames() {
+		t.Run(wire, func(t *testing.T) { twinsMoveOnAlike(t, Wire(wire)) })
+	}
+}
+
+func twinsMoveOnAlike(t *testing.T, wire Wire) {
 	hooks := statusReceiver(t)
-	cfg := Config{ResolveAfter: time.Minute, WebhookURL: hooks + "/webhooks"}
+	cfg := Config{ResolveAfter: time.Minute, WebhookURL: hooks + "/webhooks", Wire: wire}
 	seededEntropy(t, 1)
 	a := newTestServer(t, cfg)
 	populate(t, a, hooks)
@@ -251,6 +258,14 @@ func TestLoadStateRefusesWhatItDidNotWrite(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.reason)
 			assert.True(t, b.holdsNothingNow(), "a refused state changes nothing")
 		})
+	}
+
+	// A state cut anywhere, as by a disk that filled up under a writer that did not
+	// rename: never read as a smaller state.
+	for cut := 0; cut < len(saved)-1; cut += max(1, len(saved)/300) {
+		b := newTestServer(t, Config{})
+		require.Error(t, b.LoadState(bytes.NewReader(saved[:cut])), "cut at %d of %d", cut, len(saved))
+		require.True(t, b.holdsNothingNow(), "cut at %d", cut)
 	}
 
 	full := newTestServer(t, Config{})
