@@ -673,7 +673,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 	if err != nil {
 		return err
 	}
-	var body any
+	var body []byte
 	if o.body != nil {
 		b, err := json.Marshal(o.body)
 		if err != nil {
@@ -684,32 +684,16 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 	var res response
 	ctx, observed := c.startCall(ctx, o)
 	st, ctx := c.newAttemptState(ctx, o.retry, o.sideEffects())
-	req, err := retryablehttp.NewRequestWithContext(ctx, o.method, target, body)
-	if err != nil {
+	req := outgoing{method: o.method, url: target, body: body, res: &res, out: out}
+	// One backing array for the header values every attempt sends, rather than one each
+	// (as Header.Set makes): the keys are already canonical.
+	req.header = []string{auth, c.userAgent, "application/json"}
+	start := time.Now()
+	err = c.sendWithRetries(ctx, &req)
+	if req.unbuilt {
 		err = fmt.Errorf("billing: building %s %s: %w", o.method, o.path, err)
 		observed.finish(st, &res, nil, err)
 		return err
-	}
-	// One backing array for the three values rather than one each (as Header.Set makes):
-	// the keys are already canonical.
-	vals := [3]string{auth, c.userAgent, "application/json"}
-	held := vals[:]
-	req.Header["Authorization"] = held[0:1:1]
-	req.Header["User-Agent"] = held[1:2:2]
-	if body != nil {
-		req.Header["Content-Type"] = held[2:3:3]
-	}
-	req.SetResponseHandler(func(resp *http.Response) error { return res.read(resp, out) })
-
-	start := time.Now()
-	resp, err := c.http.Do(req)
-	if resp != nil && res.from != resp {
-		if err == nil {
-			// The retries ran out on a retryable status: the last answer is the result.
-			err = res.read(resp, out)
-		} else {
-			resp.Body.Close()
-		}
 	}
 	err = c.result(o, st, &res, out, err)
 	c.logResult(ctx, o, st, &res, out.header(), err, time.Since(start))

@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -259,4 +260,112 @@ func permanentTransportError(err error) bool {
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid)
+}
+
+// outgoing is the request of one call as each attempt sends it, and where its answer is
+// read to.
+type outgoing struct {
+	method, url string
+	body        []byte   // nil for none; each attempt sends it from its start
+	header      []string // Authorization, User-Agent and Content-Type, in that order
+	res         *response
+	out         decodeTarget
+	// unbuilt: net/http refused to build the request (a method or URL it cannot send),
+	// so no attempt was made.
+	unbuilt bool
+}
+
+// sendWithRetries sends req under the retry policy held in c.http (its RequestLogHook,
+// CheckRetry, Backoff, RetryMax and waits), in the loop of go-retryablehttp's Client.Do
+// with PassthroughErrorHandler. The loop runs here rather than there so that each
+// attempt is one net/http request built for it, with no wrapper or body copy around it,
+// and its answer is read (into req.res and req.out) before the next attempt begins. The
+// error is the one Client.Do would return: the policy's, else the read's, else the
+// transport's.
+func (c *Client) sendWithRetries(ctx context.Context, req *outgoing) error {
+	policy := c.http
+	var (
+		resp                     *http.Response
+		shouldRetry              bool
+		doErr, respErr, checkErr error
+	)
+	for i := 0; ; i++ {
+		doErr, respErr = nil, nil
+		r, err := req.build(ctx)
+		if err != nil {
+			// Every attempt builds the same method and URL: only the first can fail.
+			req.unbuilt = i == 0
+			return err
+		}
+		if policy.RequestLogHook != nil {
+			policy.RequestLogHook(nil, r, i)
+		}
+		resp, doErr = policy.HTTPClient.Do(r)
+		shouldRetry, checkErr = policy.CheckRetry(ctx, resp, doErr)
+		if !shouldRetry && doErr == nil {
+			respErr = req.res.read(resp, req.out)
+			shouldRetry, checkErr = policy.CheckRetry(ctx, resp, respErr)
+		}
+		if !shouldRetry || policy.RetryMax-i <= 0 {
+			break
+		}
+		if doErr == nil {
+			drainBody(resp.Body) // so that the connection is reused
+		}
+		wait := policy.Backoff(policy.RetryWaitMin, policy.RetryWaitMax, i, resp)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			policy.HTTPClient.CloseIdleConnections()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	if doErr == nil && respErr == nil && checkErr == nil && !shouldRetry {
+		return nil
+	}
+	policy.HTTPClient.CloseIdleConnections()
+	err := doErr
+	switch {
+	case checkErr != nil:
+		err = checkErr
+	case respErr != nil:
+		err = respErr
+	}
+	if resp != nil && req.res.from != resp {
+		if err == nil {
+			// The retries ran out on a retryable status: the last answer is the result.
+			return req.res.read(resp, req.out)
+		}
+		resp.Body.Close()
+	}
+	return err
+}
+
+// build makes the net/http request of one attempt.
+func (req *outgoing) build(ctx context.Context) (*http.Request, error) {
+	var body io.Reader
+	if req.body != nil {
+		body = bytes.NewReader(req.body)
+	}
+	r, err := http.NewRequestWithContext(ctx, req.method, req.url, body)
+	if err != nil {
+		return nil, err
+	}
+	r.Header["Authorization"] = req.header[0:1:1]
+	r.Header["User-Agent"] = req.header[1:2:2]
+	if req.body != nil {
+		r.Header["Content-Type"] = req.header[2:3:3]
+	}
+	return r, nil
+}
+
+// drainBodyLimit is how much of an answer that is retried is read to keep its
+// connection, as go-retryablehttp reads.
+const drainBodyLimit = 4096
+
+func drainBody(body io.ReadCloser) {
+	defer body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainBodyLimit))
 }
