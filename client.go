@@ -45,6 +45,10 @@ type Client struct {
 	http                *retryablehttp.Client
 	maxRetryAfter       time.Duration
 
+	// attemptTimeout bounds each attempt, from dialling to the end of the body (see
+	// attemptContext); 0 leaves the bound to the http.Client the merchant gave.
+	attemptTimeout time.Duration
+
 	// retryWait receives each computed wait before the transport sleeps it; tests
 	// replace it to observe the waits without sleeping.
 	retryWait func(time.Duration) time.Duration
@@ -424,13 +428,18 @@ func userAgent(prefix string) string {
 func (c *Client) newTransport(cfg *config) *retryablehttp.Client {
 	var hc http.Client
 	if cfg.httpClient != nil {
+		// The merchant's client keeps its Timeout unless WithTimeout says otherwise.
 		hc = *cfg.httpClient
+		if cfg.timeoutSet {
+			hc.Timeout = cfg.timeout
+		}
 	} else {
+		// The SDK's own client bounds each attempt with a deadline on the attempt's
+		// context instead of http.Client.Timeout: the same bound, without net/http
+		// deriving a context, forking the request and wrapping the body for it on
+		// every request.
 		hc.Transport = pooledTransport()
-		hc.Timeout = DefaultTimeout
-	}
-	if cfg.timeoutSet || cfg.httpClient == nil {
-		hc.Timeout = cfg.timeout
+		c.attemptTimeout = cfg.timeout
 	}
 	// Ours replaces a WithHTTPClient client's own policy: redirects are a money question.
 	hc.CheckRedirect = checkRedirect

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -181,4 +183,122 @@ func TestMaskNumbers(t *testing.T) {
 	} {
 		assert.Equal(t, want, maskNumbers(in))
 	}
+}
+
+// stallMidBody answers 200 with a Content-Length, sends the first half of body, and
+// then writes nothing more until the test ends: the client has its headers and part of
+// its body, and waits for the rest.
+func stallMidBody(t *testing.T, body string) func(http.ResponseWriter, *http.Request) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // runs before the server's Close, which waits for handlers
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}
+}
+
+// returnsWithin runs call and fails the test if it is still running after bound: a bound
+// on a failure, not a timing.
+func returnsWithin(t *testing.T, bound time.Duration, call func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(bound):
+		t.Fatalf("the call was still running after %s", bound)
+		return nil
+	}
+}
+
+// WithTimeout bounds each attempt to the end of its body: a server that sends the
+// headers and half the body, then stalls, does not hold the call past it.
+func TestTimeoutBoundsTheBodyRead(t *testing.T) {
+	srv := newScriptedServer(t, stallMidBody(t, okCustomer))
+	c, _ := newTestClient(t, srv.URL, WithTimeout(100*time.Millisecond), WithRetry(1, 0, 0))
+
+	err := returnsWithin(t, 10*time.Second, func() error {
+		_, err := c.Customers.Get(ctx(), "cust_1")
+		return err
+	})
+	require.ErrorIs(t, err, errUnreadableBody)
+	assert.ErrorContains(t, err, "deadline exceeded")
+	assert.Equal(t, int32(1), srv.hits.Load())
+}
+
+// The bound is per attempt, not per call: a read whose first answer stalls mid-body is
+// sent again and takes the second answer.
+func TestTimeoutBoundsEachAttemptOfARead(t *testing.T) {
+	srv := newScriptedServer(t, stallMidBody(t, okCustomer), jsonAnswer(200, okCustomer))
+	c, rec := newTestClient(t, srv.URL, WithTimeout(100*time.Millisecond))
+
+	err := returnsWithin(t, 10*time.Second, func() error {
+		cust, err := c.Customers.Get(ctx(), "cust_1")
+		if err == nil {
+			assert.Equal(t, "cust_1", cust.ID)
+		}
+		return err
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), srv.hits.Load())
+	assert.Len(t, rec.recorded(), 1)
+}
+
+// A money movement whose answer stalls mid-body has reached the service: its outcome is
+// unknown, and it is not sent again.
+func TestTimeoutMidBodyOfAMoneyMovementIsOutcomeUnknown(t *testing.T) {
+	srv := newScriptedServer(t, stallMidBody(t, acceptedReceive))
+	c, _ := newTestClient(t, srv.URL, WithTimeout(100*time.Millisecond))
+
+	err := returnsWithin(t, 10*time.Second, func() error {
+		return moneyCall(ctx(), c, "ref1")
+	})
+	require.ErrorIs(t, err, ErrOutcomeUnknown)
+	assert.ErrorContains(t, err, "deadline exceeded")
+	assert.Equal(t, int32(1), srv.hits.Load())
+}
+
+// The SDK's own http.Client has no Timeout: the attempt's context carries the bound. A
+// merchant's client keeps its Timeout, unless WithTimeout replaces it.
+func TestTimeoutWhereItLives(t *testing.T) {
+	base := []Option{WithBaseURL("https://api.example.com"), WithSecretKey("sk")}
+	own, err := NewClient(base...)
+	require.NoError(t, err)
+	assert.Zero(t, own.http.HTTPClient.Timeout)
+	assert.Equal(t, DefaultTimeout, own.attemptTimeout)
+
+	shorter, err := NewClient(append(base, WithTimeout(time.Second))...)
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, shorter.attemptTimeout)
+
+	theirs, err := NewClient(append(base, WithHTTPClient(&http.Client{Timeout: 7 * time.Second}))...)
+	require.NoError(t, err)
+	assert.Equal(t, 7*time.Second, theirs.http.HTTPClient.Timeout)
+	assert.Zero(t, theirs.attemptTimeout)
+
+	replaced, err := NewClient(append(base, WithHTTPClient(&http.Client{Timeout: 7 * time.Second}), WithTimeout(time.Second))...)
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, replaced.http.HTTPClient.Timeout)
+	assert.Zero(t, replaced.attemptTimeout)
+}
+
+// A merchant's client's own Timeout bounds the body read as before.
+func TestMerchantClientTimeoutBoundsTheBodyRead(t *testing.T) {
+	srv := newScriptedServer(t, stallMidBody(t, okCustomer))
+	c, _ := newTestClient(t, srv.URL, WithHTTPClient(&http.Client{Timeout: 100 * time.Millisecond}), WithRetry(1, 0, 0))
+
+	err := returnsWithin(t, 10*time.Second, func() error {
+		_, err := c.Customers.Get(ctx(), "cust_1")
+		return err
+	})
+	require.ErrorIs(t, err, errUnreadableBody)
+	assert.ErrorContains(t, err, "deadline exceeded")
 }

@@ -129,7 +129,6 @@ type callObservation struct {
 	obs  *clientObserver
 	info CallInfo
 	ctx  context.Context // CallStart's, the call's context from then on
-	base context.Context // the request's context as the pipeline built it
 
 	path       string       // the call's path, which errors quote: an Observer is told the route
 	attempt    *AttemptInfo // the attempt under way, nil between attempts
@@ -216,14 +215,14 @@ func (call *callObservation) startAttempt(r *http.Request, retryNumber int) {
 	if call.attempt != nil {
 		call.endAttempt(nil, nil) // never judged: close it before the next one
 	}
-	if call.base == nil {
-		call.base = r.Context()
-	}
+	// Each attempt's request is built for it, with the call's context under the
+	// attempt's own deadline: the Observer's context derives from that one.
+	base := r.Context()
 	a := &AttemptInfo{Call: &call.info, Attempt: retryNumber + 1}
 	call.attempt, call.looks = a, 0
-	actx := call.obs.AttemptStart(call.base, a)
+	actx := call.obs.AttemptStart(base, a)
 	if actx == nil {
-		actx = call.base
+		actx = base
 	}
 	call.attemptCtx = actx
 	// The transport sends this very request next; it holds no other reference to it.

@@ -288,11 +288,15 @@ func (c *Client) sendWithRetries(ctx context.Context, req *outgoing) error {
 		resp                     *http.Response
 		shouldRetry              bool
 		doErr, respErr, checkErr error
+		endAttempt               context.CancelFunc
 	)
 	for i := 0; ; i++ {
 		doErr, respErr = nil, nil
-		r, err := req.build(ctx)
+		var attemptCtx context.Context
+		attemptCtx, endAttempt = c.attemptContext(ctx)
+		r, err := req.build(attemptCtx)
 		if err != nil {
+			endAttempt()
 			// Every attempt builds the same method and URL: only the first can fail.
 			req.unbuilt = i == 0
 			return err
@@ -312,6 +316,7 @@ func (c *Client) sendWithRetries(ctx context.Context, req *outgoing) error {
 		if doErr == nil {
 			drainBody(resp.Body) // so that the connection is reused
 		}
+		endAttempt()
 		wait := policy.Backoff(policy.RetryWaitMin, policy.RetryWaitMax, i, resp)
 		timer := time.NewTimer(wait)
 		select {
@@ -322,6 +327,8 @@ func (c *Client) sendWithRetries(ctx context.Context, req *outgoing) error {
 		case <-timer.C:
 		}
 	}
+	// The last attempt's deadline holds until its answer is read, here or above.
+	defer endAttempt()
 	if doErr == nil && respErr == nil && checkErr == nil && !shouldRetry {
 		return nil
 	}
@@ -342,6 +349,20 @@ func (c *Client) sendWithRetries(ctx context.Context, req *outgoing) error {
 	}
 	return err
 }
+
+// attemptContext returns the context of one attempt: ctx bounded by the Client's
+// timeout (WithTimeout), as http.Client.Timeout would bound it, from dialling to the end
+// of the body, since the attempt's answer is read before its context ends. The policy
+// judges each attempt with ctx, the call's: an attempt that ran out of time is a failed
+// attempt like any other (a read is sent again), not the end of the call.
+func (c *Client) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.attemptTimeout <= 0 {
+		return ctx, noCancel
+	}
+	return context.WithTimeout(ctx, c.attemptTimeout)
+}
+
+func noCancel() {}
 
 // build makes the net/http request of one attempt.
 func (req *outgoing) build(ctx context.Context) (*http.Request, error) {
