@@ -690,24 +690,34 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 		}
 		body = b // a []byte body is replayable and has a known Content-Length
 	}
-	var res response
+	call := new(callState)
+	st, res := &call.attempts, &call.res
 	ctx, observed := c.startCall(ctx, o)
-	st, ctx := c.newAttemptState(ctx, o.retry, o.sideEffects())
-	req := outgoing{method: o.method, url: target, body: body, res: &res, out: out}
+	ctx = c.newAttemptState(ctx, st, o.retry, o.sideEffects())
 	// One backing array for the header values every attempt sends, rather than one each
 	// (as Header.Set makes): the keys are already canonical.
-	req.header = []string{auth, c.userAgent, "application/json"}
+	call.header = [3]string{auth, c.userAgent, "application/json"}
+	req := outgoing{method: o.method, url: target, body: body, header: call.header[:], res: res, out: out}
 	start := time.Now()
 	err = c.sendWithRetries(ctx, &req)
 	if req.unbuilt {
 		err = fmt.Errorf("billing: building %s %s: %w", o.method, o.path, err)
-		observed.finish(st, &res, nil, err)
+		observed.finish(st, res, nil, err)
 		return err
 	}
-	err = c.result(o, st, &res, out, err)
-	c.logResult(ctx, o, st, &res, out.header(), err, time.Since(start))
-	observed.finish(st, &res, out.header(), err)
+	err = c.result(o, st, res, out, err)
+	c.logResult(ctx, o, st, res, out.header(), err, time.Since(start))
+	observed.finish(st, res, out.header(), err)
 	return err
+}
+
+// callState is what one call keeps on its way through the pipeline, in one allocation:
+// what the retry policy learns of its attempts, the header values each attempt sends,
+// and the answer read.
+type callState struct {
+	attempts attemptState
+	res      response
+	header   [3]string
 }
 
 // result turns the outcome of the exchange into nil or a typed error.

@@ -56,18 +56,36 @@ type attemptState struct {
 	traced bool
 	wrote  atomic.Bool // the current attempt wrote its headers; set by the trace
 	trace  httptrace.ClientTrace
+
+	ctx stateContext // the call's context carrying this state
 }
 
 type attemptKey struct{}
 
-// newAttemptState returns the state of one call of class, and the context carrying it
-// (and, for a request that must not be repeated, the trace telling whether an attempt
-// wrote anything).
-func (c *Client) newAttemptState(ctx context.Context, class retryClass, sideEffects bool) (*attemptState, context.Context) {
-	st := &attemptState{class: class, sideEffects: sideEffects}
-	ctx = context.WithValue(ctx, attemptKey{}, st)
+// stateContext is the call's context with its attemptState under attemptKey, as
+// context.WithValue would make it, but held in the state rather than allocated beside it
+// on every call.
+type stateContext struct {
+	context.Context
+	st *attemptState
+}
+
+func (c *stateContext) Value(key any) any {
+	if key == (attemptKey{}) {
+		return c.st
+	}
+	return c.Context.Value(key)
+}
+
+// newAttemptState makes st the state of one call of class, and returns the context
+// carrying it (and, for a request that must not be repeated, the trace telling whether
+// an attempt wrote anything).
+func (c *Client) newAttemptState(ctx context.Context, st *attemptState, class retryClass, sideEffects bool) context.Context {
+	*st = attemptState{class: class, sideEffects: sideEffects}
+	st.ctx = stateContext{Context: ctx, st: st}
+	ctx = &st.ctx
 	if class == retryRead {
-		return st, ctx // a read may be sent again whether or not it was written
+		return ctx // a read may be sent again whether or not it was written
 	}
 	switch c.http.HTTPClient.Transport.(type) {
 	case nil, *http.Transport:
@@ -75,7 +93,7 @@ func (c *Client) newAttemptState(ctx context.Context, class retryClass, sideEffe
 		st.trace.WroteHeaders = st.wroteHeaders
 		ctx = httptrace.WithClientTrace(ctx, &st.trace)
 	}
-	return st, ctx
+	return ctx
 }
 
 func (st *attemptState) wroteHeaders() { st.wrote.Store(true) }
