@@ -48,18 +48,21 @@ func normalizePhone(field, phone string) (string, error) {
 	s := strings.TrimSpace(phone)
 	hadPlus := strings.HasPrefix(s, "+")
 	s = strings.TrimPrefix(s, "+")
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case r == ' ' || r == '-' || r == '.' || r == '(' || r == ')':
-		default:
-			return "", invalid(field, "must be a phone number in international form, like 233241234567")
+	digits := s // a number written as digits only is its own digits
+	if !isDigits(s) {
+		var b strings.Builder
+		b.Grow(len(s))
+		for _, r := range s {
+			switch {
+			case r >= '0' && r <= '9':
+				b.WriteRune(r)
+			case r == ' ' || r == '-' || r == '.' || r == '(' || r == ')':
+			default:
+				return "", invalid(field, "must be a phone number in international form, like 233241234567")
+			}
 		}
+		digits = b.String()
 	}
-	digits := b.String()
 	if !hadPlus && strings.HasPrefix(digits, "00") {
 		digits = digits[2:] // the international call prefix
 	}
