@@ -189,11 +189,13 @@ func decodeItems[T any](dec *json.Decoder, limit int) ([]T, error) {
 		if len(items) == limit {
 			return nil, fmt.Errorf("%w: more than %d items", ErrPageTooLarge, limit)
 		}
-		var item T
-		if err := dec.Decode(&item); err != nil {
+		// Decoded in place, in the slot it keeps: a variable of its own would escape
+		// to the heap through Decode, one allocation an item.
+		var zero T
+		items = append(items, zero)
+		if err := dec.Decode(&items[len(items)-1]); err != nil {
 			return nil, err
 		}
-		items = append(items, item)
 	}
 	_, err = dec.Token() // the closing bracket
 	return items, err

@@ -1,7 +1,9 @@
 package billing
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -93,4 +95,32 @@ func TestPaginateChecksTheContextBetweenPages(t *testing.T) {
 	}
 	assert.ErrorIs(t, lastErr, context.Canceled)
 	assert.Equal(t, 1, fetches, "no page is fetched after cancellation")
+}
+
+// A page's items are decoded in the slots the page keeps: reading a page of 100 costs
+// the decoder and the slice's growth, not an allocation an item.
+func TestPageItemsDecodeInPlace(t *testing.T) {
+	type item struct {
+		N int `json:"n"`
+	}
+	var body bytes.Buffer
+	body.WriteByte('[')
+	for i := range 100 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"n":%d}`, i)
+	}
+	body.WriteByte(']')
+	var items []item
+	allocs := testing.AllocsPerRun(20, func() {
+		var err error
+		items, err = decodeItems[item](json.NewDecoder(bytes.NewReader(body.Bytes())), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Len(t, items, 100)
+	assert.Equal(t, 99, items[99].N)
+	assert.Less(t, allocs, 50.0, "fewer than one allocation for every two items")
 }
