@@ -33,6 +33,9 @@ type response struct {
 	// from is the answer read: an earlier attempt's, when the retries then ran out on a
 	// status the transport hands back unread.
 	from *http.Response
+	// limited reads the body through its size limit; kept here so that reading costs
+	// no allocation of its own.
+	limited io.LimitedReader
 }
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -85,7 +88,9 @@ func (r *response) read(resp *http.Response, out decodeTarget) error {
 			return r.gate(buf.Bytes(), out, true)
 		}
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	r.limited = io.LimitedReader{R: resp.Body, N: limit + 1}
+	n, err := buf.ReadFrom(&r.limited)
+	r.limited = io.LimitedReader{}
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUnreadableBody, err)
 	}
