@@ -612,12 +612,15 @@ func sameField(a, b *inboundMember) bool {
 // aliasOf returns 1 + the index of m's group in fieldAliases, or 0, for a key of an
 // object in scope.
 func aliasOf(m *inboundMember, scope inboundScope) int8 {
-	for i, group := range fieldAliases {
+	// By index: ranging over the array by value would copy the whole table for every
+	// key of the body.
+	for i := range fieldAliases {
+		group := &fieldAliases[i]
 		if group.scope != scope {
 			continue
 		}
-		for _, name := range group.names {
-			if keyIs(m, name) {
+		for j := range group.names {
+			if keyIs(m, group.names[j]) {
 				return int8(i + 1)
 			}
 		}
