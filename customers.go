@@ -172,6 +172,9 @@ func internationalPhone(field string, phone *string) error {
 	if err != nil {
 		return err
 	}
+	if p := *phone; len(p) == len(digits)+1 && p[0] == '+' && p[1:] == digits {
+		return nil // written as it is sent already
+	}
 	*phone = "+" + digits
 	return nil
 }

@@ -136,3 +136,25 @@ func TestReadmePhonesSentenceIsTrue(t *testing.T) {
 		t.Errorf("the README names %d refused numbers; want the local ones and the trunk 0", len(refusedNumbers))
 	}
 }
+
+// A phone sent to the service is "+" and its digits, whatever spelling the merchant
+// gave; one given that way already is kept as it is, with no copy.
+func TestInternationalPhoneKeepsANormalNumber(t *testing.T) {
+	for in, want := range map[string]string{
+		"+233241234567":    "+233241234567",
+		"233241234567":     "+233241234567",
+		"+233 24 123 4567": "+233241234567",
+		"00233241234567":   "+233241234567",
+		"":                 "",
+	} {
+		got := in
+		require.NoError(t, internationalPhone("phone", &got), in)
+		assert.Equal(t, want, got, in)
+	}
+	normal := "+233241234567"
+	allocs := testing.AllocsPerRun(100, func() {
+		p := normal
+		_ = internationalPhone("phone", &p)
+	})
+	assert.Zero(t, allocs, "a normal number is kept without a copy")
+}
