@@ -135,8 +135,8 @@ type TrackerOptions struct {
 	// after its caller's context ended included, so that a dead connection to a shared
 	// store stalls nothing for long: a call not answered in time fails with an error
 	// matching ErrStoreTimeout, and a warning naming it is logged. Real time, not Clock.
-	// Calls that begin within a hundredth of it share one deadline, so a call may end
-	// up to 1% sooner. Default 10 seconds.
+	// Run's calls that begin within a hundredth of it share one deadline, so such a call
+	// may end up to 1% sooner. Default 10 seconds.
 	StoreTimeout time.Duration
 	// OnOutcomeTimeout bounds each OnOutcome call: its context ends then, and a call
 	// that has not returned counts as failed (it is called again later). Real time, not
@@ -148,8 +148,11 @@ type TrackerOptions struct {
 	ReportConcurrency int
 
 	// deadline makes the contexts of StoreTimeout and OnOutcomeTimeout: shared
-	// (sharedDeadlines) on the wall clock; tests give a fake clock's.
+	// (sharedDeadlines) on the wall clock under Run's context; tests give a fake
+	// clock's.
 	deadline deadlineFunc
+	// shared is deadline's sharedDeadlines, nil when a test gave its own.
+	shared *sharedDeadlines
 }
 
 func (o TrackerOptions) withDefaults() TrackerOptions {
@@ -183,7 +186,8 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 		o.ReportConcurrency = o.RunConcurrency
 	}
 	if o.deadline == nil {
-		o.deadline = newSharedDeadlines(time.Now, context.WithTimeout).deadline
+		o.shared = newSharedDeadlines(time.Now, context.WithTimeout)
+		o.deadline = o.shared.deadline
 	}
 	if o.Clock == nil {
 		o.Clock = wallClock{}

@@ -12,21 +12,27 @@ import (
 const deadlineSlices = 100
 
 // sharedDeadlines is the Tracker's deadlineFunc on the wall clock. Calls bounded by
-// the same timeout that begin under the same parent within one slice of that timeout
-// (a hundredth of it) share one context, which ends timeout after the first of them
-// began: every call is bounded by its timeout, and none by less than 99% of it. A busy
-// Tracker, whose every resolution makes a few bounded store calls and an OnOutcome
-// call, then pays one context and one timer per slice instead of one per call.
+// the same timeout that begin under the same lasting parent (Run's context, see share)
+// within one slice of that timeout (a hundredth of it) share one context, which ends
+// timeout after the first of them began: every call is bounded by its timeout, and none
+// by less than 99% of it. A busy Run, whose every resolution makes a few bounded store
+// calls and an OnOutcome call, then pays one context and one timer per slice instead of
+// one per call.
 //
 // A shared context is not cancelled when a call returns (its CancelFunc does nothing):
-// it ends at its deadline, which stops its timer, or with its parent. At most
-// deadlineSlices of them per timeout are alive at once.
+// it ends at its deadline, which stops its timer, or with its parent, and keeps its
+// parent alive until then. That is why only a parent that outlives its calls anyway is
+// shared: under any other (a callback request's, say, whose values may hold its body)
+// each call gets a context of its own, cancelled when it returns, so that nothing a
+// call was given outlives it. At most deadlineSlices shared contexts per timeout are
+// alive at once.
 type sharedDeadlines struct {
 	now    func() time.Time
 	derive deadlineFunc
 
-	mu    sync.Mutex
-	slots map[time.Duration]*deadlineSlot // by timeout
+	mu      sync.Mutex
+	slots   map[time.Duration]*deadlineSlot // by timeout
+	lasting map[context.Context]int         // the parents shared, each with its count of share calls
 }
 
 // deadlineSlot is the context calls of one timeout share now.
@@ -37,7 +43,26 @@ type deadlineSlot struct {
 }
 
 func newSharedDeadlines(now func() time.Time, derive deadlineFunc) *sharedDeadlines {
-	return &sharedDeadlines{now: now, derive: derive, slots: make(map[time.Duration]*deadlineSlot)}
+	return &sharedDeadlines{now: now, derive: derive, slots: make(map[time.Duration]*deadlineSlot),
+		lasting: make(map[context.Context]int)}
+}
+
+// share lets the calls under parent, a context that outlives them (Run's), share
+// deadlines until done is called. A context of a type == cannot compare is not shared.
+func (d *sharedDeadlines) share(parent context.Context) (done func()) {
+	if parent == nil || !reflect.TypeOf(parent).Comparable() {
+		return func() {}
+	}
+	d.mu.Lock()
+	d.lasting[parent]++
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.lasting[parent]--; d.lasting[parent] <= 0 {
+			delete(d.lasting, parent)
+		}
+	}
 }
 
 // deadline returns a context that ends within timeout from now, and at the earliest
@@ -50,6 +75,9 @@ func (d *sharedDeadlines) deadline(parent context.Context, timeout time.Duration
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.lasting[parent] == 0 {
+		return d.derive(parent, timeout)
+	}
 	s := d.slots[timeout]
 	if s == nil {
 		s = &deadlineSlot{}

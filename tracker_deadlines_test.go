@@ -2,8 +2,13 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
 	"testing"
 	"time"
+
+	"github.com/jarcoal/httpmock"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,6 +39,10 @@ func TestSharedDeadlinesBoundEveryCallWithinASlice(t *testing.T) {
 	const timeout = 10 * time.Second
 	slice := timeout / deadlineSlices
 
+	own, cancel := d.deadline(parent, timeout)
+	cancel()
+	require.Error(t, own.Err(), "a parent not shared: each call's context is its own, ended when it returns")
+	unshare := d.share(parent)
 	first, cancel := d.deadline(parent, timeout)
 	cancel()
 	require.NoError(t, first.Err(), "a call's cancel leaves the shared context to the others")
@@ -50,7 +59,9 @@ func TestSharedDeadlinesBoundEveryCallWithinASlice(t *testing.T) {
 	deadline, _ = third.Deadline()
 	assert.Equal(t, timeout, deadline.Sub(rec.now))
 
-	other, _ := d.deadline(context.WithoutCancel(parent), timeout)
+	otherParent := context.WithoutCancel(parent)
+	defer d.share(otherParent)()
+	other, _ := d.deadline(otherParent, timeout)
 	assert.NotSame(t, third, other, "another parent: another context")
 	longer, _ := d.deadline(parent, time.Minute)
 	deadline, _ = longer.Deadline()
@@ -62,9 +73,56 @@ func TestSharedDeadlinesBoundEveryCallWithinASlice(t *testing.T) {
 	assert.NotSame(t, third, again, "an ended context is never handed out again")
 
 	before := rec.derived
-	assert.Equal(t, 5, before, "first, third, other, longer and again: one context each")
+	assert.Equal(t, 6, before, "own, first, third, other, longer and again: one context each")
 	odd := valueCtx{Context: context.Background(), tags: []string{"x"}}
+	defer d.share(odd)()
 	d.deadline(odd, timeout)
 	d.deadline(odd, timeout)
 	assert.Equal(t, before+2, rec.derived, "a parent that cannot be compared shares nothing")
+
+	unshare()
+	rec.now = rec.now.Add(time.Nanosecond)
+	after, _ := d.deadline(parent, timeout)
+	assert.NotSame(t, again, after, "no longer shared once Run is done with it")
+}
+
+// A callback's calls get deadlines of their own: no context of a callback request, and
+// nothing its values hold, outlives the handling. Only Run's context is shared.
+func TestOnlyRunsCallsShareDeadlines(t *testing.T) {
+	tr, mock, _ := newTestTracker(t, TrackerOptions{})
+	require.NotNil(t, tr.opts.shared, "the wall clock's deadlines are shared")
+	status := string(fixture(t, "payments/receive_status_paid.json"))
+	var callback map[string]any
+	require.NoError(t, json.Unmarshal(fixture(t, "events/transaction_success.json"), &callback))
+	data := callback["Data"].(map[string]any)
+	delete(data, "Amount") // the paid status check's amount differs from the fixture's
+	delete(data, "TransactionId")
+	ref := "shared1"
+	data["ClientReference"] = ref
+	status = regexp.MustCompile(`"clientReference": "\w+"`).ReplaceAllString(status, `"clientReference": "`+ref+`"`)
+	mock.RegisterRegexpResponder(http.MethodGet, regexp.MustCompile(`/v1/payments/shared1$`), httpmock.NewStringResponder(http.StatusOK, status))
+	body, err := json.Marshal(callback)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, post(t, tr.Handler(), body).Code)
+
+	tr.opts.shared.mu.Lock()
+	for timeout, s := range tr.opts.shared.slots {
+		assert.Nil(t, s.ctx, "a context of %s kept after a callback", timeout)
+	}
+	assert.Empty(t, tr.opts.shared.lasting)
+	tr.opts.shared.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tr.Run(ctx) }()
+	require.Eventually(t, func() bool {
+		tr.opts.shared.mu.Lock()
+		defer tr.opts.shared.mu.Unlock()
+		return tr.opts.shared.lasting[ctx] == 1 && tr.opts.shared.lasting[context.WithoutCancel(ctx)] == 1
+	}, 10*time.Second, time.Millisecond, "Run shares its context, and the one its last writes run under")
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	tr.opts.shared.mu.Lock()
+	assert.Empty(t, tr.opts.shared.lasting, "and stops sharing it when it returns")
+	tr.opts.shared.mu.Unlock()
 }

@@ -36,6 +36,13 @@ func (t *Tracker) Run(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext()
 	}
+	if shared := t.opts.shared; shared != nil {
+		// Deferred first, so undone after the reports end: their calls share too. The
+		// writes that go on once ctx ends run under context.WithoutCancel(ctx), a value
+		// equal for equal parents, so they share as well.
+		defer shared.share(ctx)()
+		defer shared.share(context.WithoutCancel(ctx))()
+	}
 	reports := newReporter(t.opts.ReportConcurrency, t.reportLease())
 	defer reports.wait()
 	if renew := t.store.renewReport(); renew != nil {
