@@ -443,16 +443,17 @@ func (c *Client) newTransport(cfg *config) *retryablehttp.Client {
 	}
 	// Ours replaces a WithHTTPClient client's own policy: redirects are a money question.
 	hc.CheckRedirect = checkRedirect
+	// The policy sendWithRetries follows; its loop, not retryablehttp's Do, sends, so
+	// nothing here logs (the pipeline does, with secrets and numbers kept out) and the
+	// last attempt's answer or error passes through as it is.
 	return &retryablehttp.Client{
 		HTTPClient:     &hc,
-		Logger:         nil, // the pipeline logs, with secrets and numbers kept out
 		RetryWaitMin:   cfg.minWait,
 		RetryWaitMax:   cfg.maxWait,
 		RetryMax:       cfg.maxAttempts - 1,
 		CheckRetry:     c.checkRetry,
 		Backoff:        c.backoff,
 		RequestLogHook: c.beginAttempt,
-		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
 	}
 }
 

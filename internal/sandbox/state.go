@@ -369,12 +369,10 @@ func (s *Server) LoadState(r io.Reader) error {
 
 // restore fills s, a new sandbox, from st and returns st's jobs read back.
 func (s *Server) restore(st *savedState) ([]scheduledJob, error) {
+	s.customers.byEmail = make(map[string]string, len(st.Customers))
 	for _, sc := range st.Customers {
 		c := sc.Record
 		c.emailKey = sc.EmailKey
-		if s.customers.byEmail == nil {
-			s.customers.byEmail = map[string]string{}
-		}
 		s.customers.byEmail[c.emailKey] = c.ID
 		s.customers.table.insert(c.ID, &c)
 	}
@@ -403,9 +401,10 @@ func (s *Server) restore(st *savedState) ([]scheduledJob, error) {
 		s.licenses.byKey[l.Key] = l.ID
 		s.licenses.table.insert(l.ID, &l)
 	}
+	s.credits.byCustomer = make(map[string]*creditWallet, len(st.Wallets))
 	for _, sw := range st.Wallets {
-		w := s.openWallet(sw.CustomerID, sw.Record.CreatedAt.Time)
-		w.walletView = sw.Record
+		w := &creditWallet{walletView: sw.Record, customerID: sw.CustomerID}
+		s.credits.byCustomer[sw.CustomerID] = w
 		for _, tx := range sw.Transactions {
 			w.ledger.insert(tx.ID, &tx)
 		}

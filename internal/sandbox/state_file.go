@@ -45,11 +45,7 @@ func (s *Server) KeepState(path string) (loaded bool, err error) {
 		}
 		loaded = true
 	}
-	k := &keeper{path: path, loaded: loaded}
-	if last, err := s.marshalState(); err == nil && loaded {
-		k.last = last // unchanged until something happens
-	}
-	s.keeper = k
+	s.keeper = &keeper{path: path, loaded: loaded}
 	s.sched.mu.Lock()
 	s.sched.afterTask = func() { _ = s.keepState() }
 	s.sched.mu.Unlock()
