@@ -65,7 +65,8 @@ func (c *Client) logResult(ctx context.Context, o *op, st *attemptState, res *re
 // address before a port are not numbers. A run joined to letters or an underscore before it is part
 // of an id or a reference ("cus_01H…", "ref0001234567") and stays as it is, unless the
 // letters before it, or before an underscore, name a number ("msisdn233…",
-// "msisdn_233…", "ACC998…", "customerMsisdn233…").
+// "msisdn_233…", "ACC998…", "customerMsisdn233…"). Digits that are part of an
+// identifier made of random hex digits, a reference or a UUID, stay too (hexIdentifierAt).
 func maskNumbers(s string) string { return scrubWith(s, nil, detectPersonal) }
 
 // separatorLen returns the length in bytes of the separator that starts s[i:], or 0:

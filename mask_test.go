@@ -126,3 +126,36 @@ func TestRequestLogMasksTheEmailOfA409(t *testing.T) {
 	assert.Contains(t, logs.String(), "a***@example.com")
 	assert.Contains(t, err.Error(), "a***@example.com")
 }
+
+// TestMaskKeepsHexIdentifiersReadable writes the identifiers a service or a merchant
+// makes from random hex digits (24-digit references, UUIDs), with every length of digits
+// they may begin with, in each place output writes them: none of their digits is masked,
+// so a reference printed by the billing command can be copied into the next one. A
+// number written beside one is still masked.
+func TestMaskKeepsHexIdentifiersReadable(t *testing.T) {
+	const tail = "649e5c2ac40e4a5080e0c1f7b3d9a2e4"
+	var ids []string
+	for lead := 1; lead <= 16; lead++ {
+		digits := strings.Repeat("1234567890", 3)[:lead]
+		reference := digits + tail[:24-lead]
+		ids = append(ids, reference, strings.ToUpper(reference))
+		hex := digits + tail[:32-lead]
+		uuid := hex[:8] + "-" + hex[8:12] + "-" + hex[12:16] + "-" + hex[16:20] + "-" + hex[20:]
+		ids = append(ids, uuid, strings.ToUpper(uuid))
+		// A UUID whose last group begins with the digits.
+		ids = append(ids, "9f0e8d7c-6b5a-4c3d-8e2f-"+(digits + tail)[:12])
+	}
+	contexts := []string{"%s", "http://127.0.0.1:4010/checkout/%s", `{"reference":"%s"}`, "reference %s pending",
+		"ord_%s", "%s, %s", "checkout %s failed by MOBILE_MONEY", "%2F%s"}
+	cases := 0
+	for _, id := range ids {
+		for _, context := range contexts {
+			in := strings.ReplaceAll(context, "%s", id)
+			require.Equal(t, in, maskNumbers(in), "an identifier is no number")
+			beside := "call 0241234567 about " + in
+			require.Equal(t, "call *******567 about "+in, maskNumbers(beside), "the number beside it is")
+			cases += 2
+		}
+	}
+	t.Logf("%d identifiers kept", cases)
+}

@@ -612,7 +612,7 @@ func (v *view) numbers(edits []edit) []edit {
 			// A date or the time of day is no number's first group: "2025-01-15 10:22",
 			// "10:22:33.123456789"; and a date continues no number: "25.00  2025-01-15".
 			if j > i && j < len(s) && isDigit(s[j]) && !isoDate(s[start:i]) && !isoDate(s[j:min(j+10, len(s))]) &&
-				!(start > 1 && s[start-1] == ':' && isDigit(s[start-2])) {
+				!(start > 1 && s[start-1] == ':' && isDigit(s[start-2])) && !hexIdentifierAt(s, j) {
 				i = j
 				continue
 			}
@@ -620,7 +620,7 @@ func (v *view) numbers(edits []edit) []edit {
 		}
 		joinedBefore := start > 0 && isWordByte(s[start-1]) && !numberLabelBefore(s, start)
 		if digits < 7 || joinedBefore || isoDate(s[start:i]) || (ipv4(s[start:i]) && i < len(s) && s[i] == ':') ||
-			fractionOfSecond(s, start) || isExample(s, start, i) {
+			fractionOfSecond(s, start) || isExample(s, start, i) || hexIdentifierAt(s, start) {
 			continue
 		}
 		for j, left := start, digits-3; left > 0; j++ {
@@ -631,6 +631,84 @@ func (v *view) numbers(edits []edit) []edit {
 		}
 	}
 	return edits
+}
+
+// hexIdentifierAt reports whether the digit at s[k] is part of an identifier made of
+// random hex digits, which names no person however many digits it begins with: a run of
+// at least 16 hex digits of one case in which digits and letters take turns at least
+// twice ("1234567649e5c2ac40e4a508", a reference), or a group of a UUID
+// ("12345678-90ab-4cde-8f01-234567890abc"). A number followed by a few letters
+// ("9988776655443X", "144100012345678abc") changes turns once and is still a number.
+func hexIdentifierAt(s string, k int) bool {
+	a, b := k, k
+	for a > 0 && isAlnum(s[a-1]) {
+		a--
+	}
+	for b < len(s) && isAlnum(s[b]) {
+		b++
+	}
+	if b-a >= 16 && hexRun(s[a:b]) {
+		turns := 0
+		for i := a + 1; i < b; i++ {
+			if isDigit(s[i]) != isDigit(s[i-1]) {
+				turns++
+			}
+		}
+		if turns >= 2 {
+			return true
+		}
+	}
+	// The run as each group of a UUID in turn: where the UUID would begin, and whether
+	// the 36 bytes there are one.
+	offset := 0
+	for _, n := range uuidGroups {
+		if b-a == n && a-offset >= 0 && uuidAt(s, a-offset) {
+			return true
+		}
+		offset += n + 1
+	}
+	return false
+}
+
+// uuidGroups are the lengths of a UUID's groups, written apart by hyphens.
+var uuidGroups = [...]int{8, 4, 4, 4, 12}
+
+// uuidAt reports whether a UUID written in hex of one case begins at s[at], with no
+// letter or digit right before or after it.
+func uuidAt(s string, at int) bool {
+	end := at + 36
+	if end > len(s) || (at > 0 && isAlnum(s[at-1])) || (end < len(s) && isAlnum(s[end])) {
+		return false
+	}
+	u, i := s[at:end], 0
+	for g, n := range uuidGroups {
+		if g > 0 {
+			if u[i] != '-' {
+				return false
+			}
+			i++
+		}
+		i += n
+	}
+	return hexRun(u)
+}
+
+// hexRun reports whether s is hex digits, and the hyphens between a UUID's groups, its
+// letters all of one case.
+func hexRun(s string) bool {
+	lower, upper := false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c), c == '-':
+		case c >= 'a' && c <= 'f':
+			lower = true
+		case c >= 'A' && c <= 'F':
+			upper = true
+		default:
+			return false
+		}
+	}
+	return !(lower && upper)
 }
 
 // fractionOfSecond reports whether the digits at start follow a time's seconds and a
