@@ -41,14 +41,17 @@ type deadlineFunc func(ctx context.Context, d time.Duration) (context.Context, c
 // call of the Tracker, including the writes it makes after its caller's context ended,
 // waits on the network for longer than timeout. A call that outlives its deadline is
 // left to finish on its own (its context is cancelled) and the caller gets an error
-// matching ErrStoreTimeout, with a warning naming the call. It embeds Store so that a
-// method added to the interface later still compiles, unbounded until listed here.
+// matching ErrStoreTimeout, with a warning naming the call. A store that heeds its
+// context (storekit.ContextHeeder) is called on the caller's goroutine instead, since it
+// returns at the deadline itself. It embeds Store so that a method added to the
+// interface later still compiles, unbounded until listed here.
 type boundedStore struct {
 	storekit.Store
 	timeout   time.Duration
 	logger    *slog.Logger
 	deadline  deadlineFunc
 	abandoned atomic.Int64
+	heeds     bool // the store returns by its context's end: calls run on the caller's goroutine
 }
 
 // boundStore returns s with every call bounded by o.StoreTimeout; nil for nil. A store
@@ -60,7 +63,8 @@ func boundStore(s storekit.Store, o TrackerOptions) storekit.Store {
 	if b, ok := s.(*boundedStore); ok {
 		s = b.Store
 	}
-	return &boundedStore{Store: s, timeout: o.StoreTimeout, logger: o.Logger, deadline: o.deadline}
+	h, ok := s.(storekit.ContextHeeder)
+	return &boundedStore{Store: s, timeout: o.StoreTimeout, logger: o.Logger, deadline: o.deadline, heeds: ok && h.HeedsContext()}
 }
 
 // unbounded returns the store a boundedStore wraps, or s.
@@ -79,6 +83,15 @@ func bounded[T any](b *boundedStore, ctx context.Context, name string, fn func(c
 	}
 	cctx, cancel := b.deadline(ctx, b.timeout)
 	defer cancel()
+	answer := func(v T, err error) (T, error) {
+		if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+			return v, b.timedOut(ctx, name, err)
+		}
+		return v, err
+	}
+	if b.heeds {
+		return answer(heeded(b, cctx, name, fn))
+	}
 	type result struct {
 		v   T
 		err error
@@ -93,12 +106,6 @@ func bounded[T any](b *boundedStore, ctx context.Context, name string, fn func(c
 		v, err := fn(cctx)
 		done <- result{v, err}
 	})
-	answer := func(v T, err error) (T, error) {
-		if err != nil && ctx.Err() == nil && cctx.Err() != nil {
-			return v, b.timedOut(ctx, name, err)
-		}
-		return v, err
-	}
 	select {
 	case r := <-done:
 		return answer(r.v, r.err)
@@ -118,6 +125,18 @@ func bounded[T any](b *boundedStore, ctx context.Context, name string, fn func(c
 		return zero, fmt.Errorf("billing: store %s: %w", name, err) // the caller gave up, not the bound
 	}
 	return zero, b.timedOut(ctx, name, nil)
+}
+
+// heeded makes the call fn of a store that heeds its context on this goroutine; a panic
+// in it is an error, as on a goroutine of its own.
+func heeded[T any](b *boundedStore, ctx context.Context, name string, fn func(context.Context) (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			v, err = zero, recovered(b.logger, "the store's "+name, p)
+		}
+	}()
+	return fn(ctx)
 }
 
 // timedOut logs that the call name hit the bound and returns its error.

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +117,29 @@ type hangStore struct {
 	hanging atomic.Bool
 	release chan struct{}
 	calls   chan string // the name of every call that hangs
+	// heeds: a hanging call returns when its context ends instead, having sent the
+	// goroutine it ran on to goroutines (a heedingStore).
+	heeds      bool
+	goroutines chan string
+}
+
+// heedingStore is a hangStore whose calls heed their context, and say so.
+type heedingStore struct{ *hangStore }
+
+func newHeedingStore(t *testing.T, open storekit.Store) heedingStore {
+	h := newHangStore(t, open)
+	h.heeds, h.goroutines = true, make(chan string, 1000)
+	return heedingStore{h}
+}
+
+func (heedingStore) HeedsContext() bool { return true }
+
+// goroutine returns the running goroutine's number, from its stack's first line.
+func goroutine() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }
 
 func newHangStore(t *testing.T, open storekit.Store) *hangStore {
@@ -123,11 +148,16 @@ func newHangStore(t *testing.T, open storekit.Store) *hangStore {
 	return h
 }
 
-func (h *hangStore) hang(name string) bool {
+func (h *hangStore) hang(ctx context.Context, name string) bool {
 	if !h.hanging.Load() {
 		return false
 	}
 	h.calls <- name
+	if h.heeds {
+		h.goroutines <- goroutine()
+		<-ctx.Done()
+		return true
+	}
 	<-h.release
 	return true
 }
@@ -135,133 +165,133 @@ func (h *hangStore) hang(name string) bool {
 var errReleased = errors.New("released at the end of the test")
 
 func (h *hangStore) Track(ctx context.Context, m storekit.Movement) (storekit.Movement, bool, error) {
-	if h.hang("Track") {
+	if h.hang(ctx, "Track") {
 		return storekit.Movement{}, false, errReleased
 	}
 	return h.open.Track(ctx, m)
 }
 
 func (h *hangStore) Get(ctx context.Context, key storekit.MovementKey) (storekit.Entry, error) {
-	if h.hang("Get") {
+	if h.hang(ctx, "Get") {
 		return storekit.Entry{}, errReleased
 	}
 	return h.open.Get(ctx, key)
 }
 
 func (h *hangStore) Settle(ctx context.Context, key storekit.MovementKey, o storekit.Outcome, body []byte) (storekit.Settlement, bool, error) {
-	if h.hang("Settle") {
+	if h.hang(ctx, "Settle") {
 		return storekit.Settlement{}, false, errReleased
 	}
 	return h.open.Settle(ctx, key, o, body)
 }
 
 func (h *hangStore) BeginCallback(ctx context.Context, c storekit.Callback, owner string, leaseUntil time.Time) (storekit.CallbackClaim, error) {
-	if h.hang("BeginCallback") {
+	if h.hang(ctx, "BeginCallback") {
 		return "", errReleased
 	}
 	return h.open.BeginCallback(ctx, c, owner, leaseUntil)
 }
 
 func (h *hangStore) FinishCallback(ctx context.Context, dedupeKey, owner string, handled bool, now time.Time) error {
-	if h.hang("FinishCallback") {
+	if h.hang(ctx, "FinishCallback") {
 		return errReleased
 	}
 	return h.open.FinishCallback(ctx, dedupeKey, owner, handled, now)
 }
 
 func (h *hangStore) Callbacks(ctx context.Context, key storekit.MovementKey) ([]storekit.Callback, error) {
-	if h.hang("Callbacks") {
+	if h.hang(ctx, "Callbacks") {
 		return nil, errReleased
 	}
 	return h.open.Callbacks(ctx, key)
 }
 
 func (h *hangStore) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Movement, error) {
-	if h.hang("ClaimDue") {
+	if h.hang(ctx, "ClaimDue") {
 		return nil, errReleased
 	}
 	return h.open.ClaimDue(ctx, owner, now, leaseUntil, limit)
 }
 
 func (h *hangStore) RenewClaim(ctx context.Context, key storekit.MovementKey, owner string, leaseUntil time.Time) error {
-	if h.hang("RenewClaim") {
+	if h.hang(ctx, "RenewClaim") {
 		return errReleased
 	}
 	return h.open.RenewClaim(ctx, key, owner, leaseUntil)
 }
 
 func (h *hangStore) Reschedule(ctx context.Context, key storekit.MovementKey, owner string, next time.Time) error {
-	if h.hang("Reschedule") {
+	if h.hang(ctx, "Reschedule") {
 		return errReleased
 	}
 	return h.open.Reschedule(ctx, key, owner, next)
 }
 
 func (h *hangStore) ReleaseClaim(ctx context.Context, key storekit.MovementKey, owner string) error {
-	if h.hang("ReleaseClaim") {
+	if h.hang(ctx, "ReleaseClaim") {
 		return errReleased
 	}
 	return h.open.ReleaseClaim(ctx, key, owner)
 }
 
 func (h *hangStore) ClaimUnreported(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]storekit.Settlement, error) {
-	if h.hang("ClaimUnreported") {
+	if h.hang(ctx, "ClaimUnreported") {
 		return nil, errReleased
 	}
 	return h.open.ClaimUnreported(ctx, owner, now, leaseUntil, limit)
 }
 
 func (h *hangStore) MarkReported(ctx context.Context, id string, now time.Time) error {
-	if h.hang("MarkReported") {
+	if h.hang(ctx, "MarkReported") {
 		return errReleased
 	}
 	return h.open.MarkReported(ctx, id, now)
 }
 
 func (h *hangStore) RetryReport(ctx context.Context, id, owner string, at time.Time) error {
-	if h.hang("RetryReport") {
+	if h.hang(ctx, "RetryReport") {
 		return errReleased
 	}
 	return h.open.RetryReport(ctx, id, owner, at)
 }
 
 func (h *hangStore) Pending(ctx context.Context) (int, time.Time, error) {
-	if h.hang("Pending") {
+	if h.hang(ctx, "Pending") {
 		return 0, time.Time{}, errReleased
 	}
 	return h.open.Pending(ctx)
 }
 
 func (h *hangStore) Reconcile(ctx context.Context, from, to, now time.Time) (Reconciliation, error) {
-	if h.hang("Reconcile") {
+	if h.hang(ctx, "Reconcile") {
 		return Reconciliation{}, errReleased
 	}
 	return h.open.Reconcile(ctx, from, to, now)
 }
 
 func (h *hangStore) Purge(ctx context.Context, before time.Time) (int, error) {
-	if h.hang("Purge") {
+	if h.hang(ctx, "Purge") {
 		return 0, errReleased
 	}
 	return h.open.Purge(ctx, before)
 }
 
 func (h *hangStore) Release(ctx context.Context, key storekit.MovementKey, startedAt time.Time) (bool, error) {
-	if h.hang("Release") {
+	if h.hang(ctx, "Release") {
 		return false, errReleased
 	}
 	return h.open.Release(ctx, key, startedAt)
 }
 
 func (h *hangStore) RecordReference(ctx context.Context, key storekit.MovementKey, serviceReference string) (storekit.Movement, error) {
-	if h.hang("RecordReference") {
+	if h.hang(ctx, "RecordReference") {
 		return storekit.Movement{}, errReleased
 	}
 	return h.open.RecordReference(ctx, key, serviceReference)
 }
 
 func (h *hangStore) RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error {
-	if h.hang("RenewReport") {
+	if h.hang(ctx, "RenewReport") {
 		return errReleased
 	}
 	return h.open.(storekit.ReportLeaseRenewer).RenewReport(ctx, id, owner, leaseUntil)
@@ -325,6 +355,67 @@ func TestBoundedStoreBoundsEveryCall(t *testing.T) {
 	deadlines.fire(1)
 	require.ErrorIs(t, <-done, ErrStoreTimeout)
 }
+
+// A store that heeds its context (storekit.ContextHeeder) is called on the caller's
+// goroutine, every method of Store alike, and its calls are bounded as any store's: at
+// the deadline the call returns, with ErrStoreTimeout and a warning; when the caller
+// gives up, with the store's answer and no warning; a panic is an error. No call is
+// left behind.
+func TestAStoreThatHeedsItsContextIsCalledOnTheCallersGoroutine(t *testing.T) {
+	heed := newHeedingStore(t, NewMemoryStore(0))
+	heed.hanging.Store(true)
+	var logs syncBuffer
+	deadlines := newFakeDeadlines()
+	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: heed, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
+	require.True(t, tr.Store().(*boundedStore).heeds)
+
+	methods := reflect.TypeFor[storekit.Store]()
+	for i := range methods.NumMethod() {
+		m := methods.Method(i)
+		t.Run(m.Name, func(t *testing.T) {
+			args := []reflect.Value{reflect.ValueOf(context.Background())}
+			for j := 1; j < m.Type.NumIn(); j++ {
+				args = append(args, reflect.Zero(m.Type.In(j)))
+			}
+			caller := make(chan string, 1)
+			done := make(chan []reflect.Value, 1)
+			go func() {
+				caller <- goroutine()
+				done <- reflect.ValueOf(tr.Store()).MethodByName(m.Name).Call(args)
+			}()
+			require.Equal(t, m.Name, <-heed.calls, "the call reached the store")
+			require.Equal(t, <-caller, <-heed.goroutines, "on the caller's goroutine")
+			deadlines.fire(1)
+			out := <-done
+			err, _ := out[len(out)-1].Interface().(error)
+			require.ErrorIs(t, err, ErrStoreTimeout)
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Contains(t, logs.String(), "call="+m.Name+" timeout=10s", "a warning names the call")
+		})
+	}
+	assert.Zero(t, tr.Store().(*boundedStore).abandoned.Load(), "no call left behind")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := gateOf(tr.Store()).Get(ctx, movementKey{}); done <- err }()
+	<-heed.calls
+	<-heed.goroutines
+	cancel()
+	err := <-done
+	require.ErrorIs(t, err, errReleased, "the store's own answer")
+	assert.NotErrorIs(t, err, ErrStoreTimeout, "the caller gave up, not the bound")
+
+	panicky := NewTracker(storeOnlyClient(t), TrackerOptions{Store: heedingStore{&hangStore{open: panicStore{}, heeds: true}},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	_, _, err = panicky.Store().Pending(context.Background())
+	require.Error(t, err, "a panic in the store is an error")
+	assert.Contains(t, err.Error(), "panic")
+}
+
+// panicStore panics in every call.
+type panicStore struct{ storekit.Store }
+
+func (panicStore) Pending(context.Context) (int, time.Time, error) { panic("the store's bug") }
 
 // A store call whose caller gives up returns at once with the caller's error, and no
 // warning: the bound was not hit. Calls left running past their deadline are bounded in

@@ -16,6 +16,7 @@ import (
 type conn struct {
 	db   *sql.DB
 	opts []any // put before every statement's arguments
+	pgx  bool  // db's connections are pgx's stdlib driver's
 }
 
 func (c conn) args(args []any) []any {
@@ -76,9 +77,6 @@ func (t txConn) QueryRowContext(ctx context.Context, query string, args ...any) 
 // already. named keeps cache_statement too (Options.NamedStatements).
 func openConn(ctx context.Context, db *sql.DB, named bool) (conn, error) {
 	c := conn{db: db}
-	if named {
-		return c, nil
-	}
 	raw, err := db.Conn(ctx)
 	if err != nil {
 		return c, fmt.Errorf("pgstore: connecting: %w", err)
@@ -89,8 +87,9 @@ func openConn(ctx context.Context, db *sql.DB, named bool) (conn, error) {
 		if !ok {
 			return nil
 		}
+		c.pgx = true
 		cfg := p.Conn().Config()
-		if cfg.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement {
+		if named || cfg.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement {
 			return nil
 		}
 		if cfg.DescriptionCacheCapacity > 0 {

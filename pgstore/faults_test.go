@@ -112,6 +112,11 @@ func newFaultCluster(t *testing.T, instances int) *faultCluster {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !store.HeedsContext() {
+			// The faults are the proof of that promise: the Trackers call the store on
+			// their own goroutines, with nothing to leave behind at a deadline.
+			t.Fatal("a store on pgx's driver must heed its context")
+		}
 		in := &faultInstance{name: fmt.Sprintf("instance%d", i)}
 		in.tr = billing.NewTracker(c.srv.Client(), billing.TrackerOptions{
 			Store: store, Clock: c.srv.Clock(), Owner: in.name, Logger: logger.With("instance", in.name),

@@ -118,6 +118,7 @@ var _ storekit.ReportLeaseRenewer = (*Store)(nil)
 var _ storekit.EntryTracker = (*Store)(nil)
 var _ storekit.CallbackEntryBeginner = (*Store)(nil)
 var _ storekit.ClockUser = (*Store)(nil)
+var _ storekit.ContextHeeder = (*Store)(nil)
 
 // New returns the store on db with the default Options. It checks the schema's version
 // with reads only, and migrates it when it is older (see Migrate), which needs a role
@@ -183,6 +184,16 @@ type storeClock struct {
 	caller bool // compare the callers' times as they are (Options.CallerClock)
 	given  bool // Options.Clock was given, or a Tracker handed its clock (UseClock)
 }
+
+// HeedsContext reports whether every call of the store returns by the end of its
+// context (storekit.ContextHeeder): true when db's connections are pgx's stdlib driver's,
+// whose default ends a statement's wait on the network when its context ends, and which
+// the store's fault tests run against a database gone silent. database/sql gives up its
+// wait for a connection at the context's end, and a write batched with others gives up
+// its wait for the batch. A Tracker then makes the store's calls on its own goroutines
+// instead of handing each to another. Other drivers may wait on a dead connection past
+// the context (lib/pq sends a cancel request and waits for its answer): false.
+func (s *Store) HeedsContext() bool { return s.db.pgx }
 
 // wallSkew is how far from this process's wall clock a clock a Tracker hands the store
 // may be and still be taken to follow real time.

@@ -210,6 +210,18 @@ type ReportLeaseRenewer interface {
 	RenewReport(ctx context.Context, id, owner string, leaseUntil time.Time) error
 }
 
+// ContextHeeder is implemented by a Store that can say whether each of its calls
+// returns by the end of its context, whatever the network or the database does: a call
+// waiting on a connection, a lock or an answer gives up when its context ends. A Tracker
+// makes the calls of a Store that answers true on the caller's goroutine, under the
+// deadline it gives every store call (TrackerOptions.StoreTimeout). Otherwise it hands
+// each call to a goroutine of its own, which it leaves behind at the deadline. A Store
+// that embeds one implementing ContextHeeder gives that store's answer; its own methods
+// must then heed their context too.
+type ContextHeeder interface {
+	HeedsContext() bool
+}
+
 // ClockUser is implemented by a Store that must know the clock its callers' times come
 // from: pgstore compares leases and due times on the database's clock, which a manual
 // clock does not follow. billing.NewTracker hands it the Tracker's Clock (nil when the
