@@ -427,7 +427,7 @@ func unmarshalWire[W any, PT interface{ fromWire(*W) }](b []byte, t PT) error {
 		return nil
 	}
 	var w W
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := decodeJSON(b, &w); err != nil {
 		return err
 	}
 	t.fromWire(&w)

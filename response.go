@@ -123,7 +123,7 @@ func (r *response) gate(body []byte, out decodeTarget, decoded bool) error {
 	}
 	if !decoded || &canonical[0] != &body[0] {
 		out.reset()
-		if err := json.Unmarshal(canonical, out); err != nil {
+		if err := decodeJSON(canonical, out); err != nil {
 			return fmt.Errorf("%w: %w", errUnreadableBody, err)
 		}
 	}

@@ -103,8 +103,8 @@ func readAmount(b []byte) wireAmount {
 	case s == "null", s == "":
 		return wireAmount{}
 	case s[0] == '"':
-		var text string
-		if err := json.Unmarshal(b, &text); err != nil {
+		text, err := unquote(b)
+		if err != nil {
 			return invalidAmount(s, errDecimalSyntax)
 		}
 		text = strings.TrimSpace(text)
@@ -279,8 +279,8 @@ func readTime(b []byte) wireTime {
 	if len(b) > maxTimeLiteral+2 {
 		return wireTime{err: fmt.Errorf("billing: timestamp %s…: longer than %d characters", b[:16], maxTimeLiteral)}
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := unquote(b)
+	if err != nil {
 		return wireTime{err: fmt.Errorf("billing: timestamp %s is not a string", b)}
 	}
 	if s = strings.TrimSpace(s); s == "" {
