@@ -40,7 +40,7 @@ func (t *Tracker) settle(ctx context.Context, key movementKey, o Outcome, body [
 			return settlement{}, err
 		}
 	}
-	if changed {
+	if changed && t.opts.Observer != nil { // the observer's copy, made for it alone
 		t.observeSettled(ctx, *settledOutcome(&s, s.Outcome.Kind))
 	}
 	t.wake(key)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +47,8 @@ type batcher[T, R any] struct {
 	queue     []*batchWrite[T, R]
 	running   int       // lanes under way, at most batchLanes
 	lastStart time.Time // when the latest statement started
+
+	free sync.Pool // *batchWrite[T, R] whose answer was taken: nothing sends on them again
 }
 
 type batchWrite[T, R any] struct {
@@ -68,7 +71,11 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 		var zero R
 		return zero, err
 	}
-	w := &batchWrite[T, R]{ctx: ctx, item: item, done: make(chan batchResult[R], 1)}
+	w, _ := b.free.Get().(*batchWrite[T, R])
+	if w == nil {
+		w = &batchWrite[T, R]{done: make(chan batchResult[R], 1)}
+	}
+	w.ctx, w.item = ctx, item
 	b.mu.Lock()
 	b.queue = append(b.queue, w)
 	b.openLaneLocked()
@@ -81,9 +88,13 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 		case r = <-w.done: // it ended as well: its answer is known
 		default:
 			var zero R
-			return zero, ctx.Err()
+			return zero, ctx.Err() // w stays the lane's: its answer may still come
 		}
 	}
+	// The one answer was taken and the lane is done with w: it may serve another write.
+	var zero T
+	w.ctx, w.item = nil, zero
+	b.free.Put(w)
 	if errors.Is(r.err, errAlone) {
 		vals, err := b.run(ctx, []T{item})
 		if err != nil {
@@ -189,18 +200,26 @@ func (b *batcher[T, R]) runRecovered(ctx context.Context, items []T) (vals []R, 
 }
 
 // untilAllGone returns a context that ends when the context of every write of batch has
-// ended. It carries none of their values: the statement is no one caller's.
+// ended. It carries none of their values: the statement is no one caller's. Writes
+// that share a context (a Tracker's round gives its calls one deadline) are watched once.
 func untilAllGone[T, R any](batch []*batchWrite[T, R]) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
+	watched := make([]context.Context, 0, len(batch))
+	for _, w := range batch {
+		if !slices.ContainsFunc(watched, func(c context.Context) bool { return sameContext(c, w.ctx) }) {
+			watched = append(watched, w.ctx)
+		}
+	}
 	var left atomic.Int64
-	left.Store(int64(len(batch)))
-	stops := make([]func() bool, len(batch))
-	for i, w := range batch {
-		stops[i] = context.AfterFunc(w.ctx, func() {
-			if left.Add(-1) == 0 {
-				cancel()
-			}
-		})
+	left.Store(int64(len(watched)))
+	gone := func() {
+		if left.Add(-1) == 0 {
+			cancel()
+		}
+	}
+	stops := make([]func() bool, len(watched))
+	for i, c := range watched {
+		stops[i] = context.AfterFunc(c, gone)
 	}
 	return ctx, func() {
 		for _, stop := range stops {
@@ -208,6 +227,13 @@ func untilAllGone[T, R any](batch []*batchWrite[T, R]) (context.Context, func())
 		}
 		cancel()
 	}
+}
+
+// sameContext reports whether a and b are one context: the same pointer. Other kinds of
+// context are never taken for one another (comparing them could panic).
+func sameContext(a, b context.Context) bool {
+	t := reflect.TypeOf(a)
+	return t != nil && t.Kind() == reflect.Pointer && t == reflect.TypeOf(b) && a == b
 }
 
 // fixed returns the statement build writes for the store's clock (build is told

@@ -169,6 +169,7 @@ func TestBatcherGoneCallerIsNotWritten(t *testing.T) {
 
 // A statement's context ends once every caller in its batch has given up, and not
 // before: it is bounded by their deadlines, and no one caller's cancel ends the others'.
+// Two callers on one context are watched as one, and end as one.
 func TestBatcherStatementEndsWhenEveryCallerHasGone(t *testing.T) {
 	started := make(chan context.Context, 1)
 	finish := make(chan struct{})
@@ -185,17 +186,20 @@ func TestBatcherStatementEndsWhenEveryCallerHasGone(t *testing.T) {
 	b.hold()
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	go func() { _, err := b.do(ctx1, 1); errs <- err }()
+	go func() { _, err := b.do(ctx1, 3); errs <- err }()
 	go func() { _, err := b.do(ctx2, 2); errs <- err }()
-	waitQueued(b, 2)
+	waitQueued(b, 3)
 	for range batchLanes {
 		go b.drain()
 	}
 	stmt := <-started
 	cancel1()
-	if err := <-errs; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the first caller = %v", err)
+	for range 2 {
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Fatalf("a caller on the first context = %v", err)
+		}
 	}
 	if stmt.Err() != nil {
 		t.Fatalf("the statement ended with one caller left: %v", stmt.Err())
