@@ -27,15 +27,49 @@ func TestWorkersRunEveryTaskAtOnceAndKeepFewIdle(t *testing.T) {
 	started.Wait()
 	close(release)
 	done.Wait()
-	for w.idle.Load() < 4 {
+	for w.waiting() < 4 {
 		runtime.Gosched() // the workers park or end
 	}
-	assert.Equal(t, int32(4), w.idle.Load())
+	assert.Equal(t, 4, w.waiting())
 	ran := make(chan struct{})
 	w.Go(func() { close(ran) })
 	<-ran
-	for w.idle.Load() < 4 {
+	for w.waiting() < 4 {
 		runtime.Gosched()
 	}
-	assert.Equal(t, int32(4), w.idle.Load(), "the next task ran on an idle worker, which waits again")
+	assert.Equal(t, 4, w.waiting(), "the next task ran on an idle worker, which waits again")
+}
+
+// The worker that waited last takes the next task: under a steady load of one task at
+// a time, one worker runs them all and the others wait untouched (the collector shrinks
+// a waiting goroutine's stack, which a task on it then grows again).
+func TestWorkersHandTheNextTaskToTheLatestIdle(t *testing.T) {
+	w := newWorkers(8)
+	release := make(chan struct{})
+	var started, done sync.WaitGroup
+	started.Add(8)
+	done.Add(8)
+	for range 8 {
+		w.Go(func() {
+			started.Done()
+			<-release
+			done.Done()
+		})
+	}
+	started.Wait()
+	close(release)
+	done.Wait()
+	for w.waiting() < 8 {
+		runtime.Gosched()
+	}
+	ran := map[string]int{}
+	where := make(chan string)
+	for range 100 {
+		w.Go(func() { where <- goroutine() })
+		ran[<-where]++
+		for w.waiting() < 8 {
+			runtime.Gosched() // the worker waits again
+		}
+	}
+	assert.Len(t, ran, 1, "one worker ran every task: %v", ran)
 }
