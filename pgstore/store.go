@@ -814,29 +814,66 @@ type querier interface {
 
 // entries runs a query of movementColumns rows.
 func entries(ctx context.Context, q querier, what, query string, args ...any) ([]storekit.Entry, error) {
-	return entriesAs(ctx, q, what, func(e storekit.Entry) storekit.Entry { return e }, query, args...)
+	return entriesAs(ctx, q, what, nil, func(e storekit.Entry) storekit.Entry { return e }, query, args...)
 }
 
 // entriesAs runs a query of movementColumns rows and keeps of each what pick takes.
-func entriesAs[T any](ctx context.Context, q querier, what string, pick func(storekit.Entry) T, query string, args ...any) ([]T, error) {
+// With scratch, the rows are gathered there and the answer allocated once, at its size,
+// instead of grown row by row: a claim answers up to its limit of rows.
+func entriesAs[T any](ctx context.Context, q querier, what string, scratch *scratchRows[T], pick func(storekit.Entry) T, query string, args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []T
+	gather := &out
+	if scratch != nil {
+		gather = scratch.get()
+		defer scratch.put(gather)
+	}
 	var r entryRow
 	for rows.Next() {
 		e, err := r.scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 		}
-		out = append(out, pick(e))
+		*gather = append(*gather, pick(e))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
+	if scratch != nil && len(*gather) > 0 {
+		out = append(make([]T, 0, len(*gather)), *gather...)
+	}
 	return out, nil
+}
+
+// scratchRows keeps slices for entriesAs to gather rows in.
+type scratchRows[T any] struct{ pool sync.Pool }
+
+// The scratch of the claims.
+var (
+	claimedMovements   scratchRows[storekit.Movement]
+	claimedSettlements scratchRows[storekit.Settlement]
+)
+
+func (s *scratchRows[T]) get() *[]T {
+	if p, ok := s.pool.Get().(*[]T); ok {
+		return p
+	}
+	return new([]T)
+}
+
+// put keeps p for another query, emptied (it holds no row's strings); not one grown past
+// the largest claim.
+func (s *scratchRows[T]) put(p *[]T) {
+	if cap(*p) > storekit.MaxClaim {
+		return
+	}
+	clear(*p)
+	*p = (*p)[:0]
+	s.pool.Put(p)
 }
 
 // ClaimDue leases overdue movements to owner. The rows are chosen and locked in the
@@ -846,7 +883,7 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now, leaseUntil time
 	if err != nil {
 		return nil, err
 	}
-	return entriesAs(ctx, s.db, "claiming due movements", func(e storekit.Entry) storekit.Movement { return e.Movement }, s.q(`UPDATE billing_movements m
+	return entriesAs(ctx, s.db, "claiming due movements", &claimedMovements, func(e storekit.Entry) storekit.Movement { return e.Movement }, s.q(`UPDATE billing_movements m
 		SET lease_owner = $2, lease_until = {t3}
 		FROM (SELECT callback_kind AS k, client_reference AS r FROM billing_movements
 			WHERE outcome_id IS NULL AND kind IS NOT NULL AND next_check_at <= {t1}
@@ -900,7 +937,7 @@ func (s *Store) ClaimUnreported(ctx context.Context, owner string, now, leaseUnt
 	if err != nil {
 		return nil, err
 	}
-	return entriesAs(ctx, s.db, "claiming unreported outcomes", func(e storekit.Entry) storekit.Settlement { return *e.Final }, s.q(`UPDATE billing_movements m
+	return entriesAs(ctx, s.db, "claiming unreported outcomes", &claimedSettlements, func(e storekit.Entry) storekit.Settlement { return *e.Final }, s.q(`UPDATE billing_movements m
 		SET report_owner = $2, report_until = {t3}
 		FROM (SELECT callback_kind AS k, client_reference AS r FROM billing_movements
 			WHERE outcome_id IS NOT NULL AND kind IS NOT NULL AND reported_at IS NULL
