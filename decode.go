@@ -56,6 +56,7 @@ const (
 	planInt
 	planStruct
 	planPointer // a pointer to bool, string or int
+	planAnyMap  // a map of strings to any (Metadata): its values read as json.Unmarshal reads into any
 )
 
 type planField struct {
@@ -109,6 +110,9 @@ func buildPlan(t reflect.Type, depth int) *plan {
 				p.newPtr = func() reflect.Value { return reflect.New(elem) }
 			}
 		}
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Key().NumMethod() == 0 &&
+		t.Elem().Kind() == reflect.Interface && t.Elem().NumMethod() == 0:
+		p.kind = planAnyMap
 	case t.Kind() == reflect.Struct && depth < 8:
 		fields, ok := structFields(t)
 		if !ok {
@@ -276,6 +280,8 @@ func (p *plan) decode(data []byte, i int, v reflect.Value, depth int) (end int, 
 	switch p.kind {
 	case planStruct:
 		return p.decodeObject(data, i, v, depth)
+	case planAnyMap:
+		return p.decodeAnyMap(data, i, v, depth)
 	case planUnmarshaler:
 		end, ok = scanValue(data, i, depth)
 		if !ok {
@@ -429,6 +435,80 @@ func (p *plan) decodeObject(data []byte, i int, v reflect.Value, depth int) (int
 			return 0, false
 		}
 	}
+}
+
+// decodeAnyMap reads the object at data[i:] into the map v, of strings to any, as
+// json.Unmarshal does: into the map v holds, or a new one; null sets it to nil. A value
+// that is a string without escapes, a number, true, false or null is read here; when one
+// is not, or a key holds an escape, json.Unmarshal reads the whole object.
+func (p *plan) decodeAnyMap(data []byte, i int, v reflect.Value, depth int) (int, bool) {
+	end, ok := scanValue(data, i, depth)
+	if !ok {
+		return 0, false
+	}
+	if data[i] == 'n' {
+		v.SetZero()
+		return end, true
+	}
+	if data[i] != '{' || !p.anyMapMembers(data[i:end], v) {
+		return end, json.Unmarshal(data[i:end], v.Addr().Interface()) == nil
+	}
+	return end, true
+}
+
+// anyMapMembers sets each member of the scanned object obj into the map v; false,
+// having set nothing, when a member is one json.Unmarshal must read.
+func (p *plan) anyMapMembers(obj []byte, v reflect.Value) bool {
+	type member struct {
+		key   string
+		value any
+	}
+	var members [16]member
+	read := members[:0]
+	for i := skipSpace(obj, 1); obj[i] != '}'; {
+		keyEnd, _ := scanString(obj, i)
+		key, ok := plainString(obj[i:keyEnd])
+		if !ok {
+			return false
+		}
+		i = skipSpace(obj, skipSpace(obj, keyEnd)+1)
+		end, _ := scanValue(obj, i, 0)
+		raw := obj[i:end]
+		var value any
+		switch c := raw[0]; {
+		case c == 'n':
+		case c == 't' || c == 'f':
+			value = c == 't'
+		case c == '"':
+			if value, ok = plainString(raw); !ok {
+				return false
+			}
+		case c == '-' || isDigit(c):
+			f, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil {
+				return false
+			}
+			value = f
+		default:
+			return false // an object or an array: json.Unmarshal builds it
+		}
+		read = append(read, member{key, value})
+		i = skipSpace(obj, end)
+		if obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMapWithSize(p.typ, len(read)))
+	}
+	for _, m := range read {
+		value := reflect.New(p.typ.Elem()).Elem()
+		if m.value != nil {
+			value.Set(reflect.ValueOf(m.value))
+		}
+		v.SetMapIndex(reflect.ValueOf(m.key).Convert(p.typ.Key()), value)
+	}
+	return true
 }
 
 // skipSpace returns the index of the first byte at or after i that is no JSON space.

@@ -214,6 +214,18 @@ func TestDecodePlans(t *testing.T) {
 		agreeOf[outer]{}.agree(t, []byte(body))
 	}
 
+	type withMetadata struct {
+		Metadata Metadata `json:"metadata"`
+	}
+	require.Equal(t, planAnyMap, planOf(reflect.TypeFor[withMetadata]()).fields[0].plan.kind)
+	for _, body := range []string{
+		`{"metadata":{"a":1,"b":"x","c":null,"d":true,"e":-0.5e2,"a":2}}`, `{"metadata":{"big":1e400}}`,
+		`{"metadata":{"n":{"x":1}}}`, `{"metadata":{"k\u00e9":"v"}}`, `{"metadata":{"k":"v\n"}}`, `{"metadata":null}`,
+		`{"metadata":[]}`, `{"metadata":"x"}`, `{"metadata":{}}`,
+	} {
+		agreeOf[withMetadata]{}.agree(t, []byte(body))
+	}
+
 	type conflict struct {
 		inner
 		Code string `json:"code"`
