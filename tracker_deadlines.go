@@ -48,9 +48,9 @@ func newSharedDeadlines(now func() time.Time, derive deadlineFunc) *sharedDeadli
 }
 
 // share lets the calls under parent, a context that outlives them (Run's), share
-// deadlines until done is called. A context of a type == cannot compare is not shared.
+// deadlines until done is called. A context that cannot be a map key is not shared.
 func (d *sharedDeadlines) share(parent context.Context) (done func()) {
-	if parent == nil || !reflect.TypeOf(parent).Comparable() {
+	if !keyable(parent) {
 		return func() {}
 	}
 	d.mu.Lock()
@@ -69,8 +69,8 @@ func (d *sharedDeadlines) share(parent context.Context) (done func()) {
 // timeout less a slice from now.
 func (d *sharedDeadlines) deadline(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	slice := timeout / deadlineSlices
-	if slice <= 0 || parent == nil || !reflect.TypeOf(parent).Comparable() {
-		return d.derive(parent, timeout) // a context of a type == cannot compare shares nothing
+	if slice <= 0 || !keyable(parent) {
+		return d.derive(parent, timeout) // a context that cannot be a map key shares nothing
 	}
 	now := d.now()
 	d.mu.Lock()
@@ -90,4 +90,34 @@ func (d *sharedDeadlines) deadline(parent context.Context, timeout time.Duration
 		s.parent, s.ctx, s.renewAt = parent, ctx, now.Add(slice)
 	}
 	return s.ctx, func() {}
+}
+
+// keyable reports whether ctx can be a map key without panicking: a pointer, as most
+// contexts of package context are, or a value each of whose parts, looking through
+// interfaces to the value they hold (WithoutCancel's holds its parent), is one ==
+// compares. Comparable alone does not look inside an interface, whose value may be a map.
+func keyable(ctx context.Context) bool {
+	return ctx != nil && keyableValue(reflect.ValueOf(ctx))
+}
+
+func keyableValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Map, reflect.Slice, reflect.Func, reflect.Invalid:
+		return false
+	case reflect.Interface:
+		return v.IsNil() || keyableValue(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !keyableValue(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			if !keyableValue(v.Index(i)) {
+				return false
+			}
+		}
+	}
+	return true
 }

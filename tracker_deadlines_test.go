@@ -31,6 +31,12 @@ type valueCtx struct {
 	tags []string
 }
 
+// heldCtx is a context of a type == compares, which may hold a value it cannot.
+type heldCtx struct {
+	context.Context
+	held any
+}
+
 func TestSharedDeadlinesBoundEveryCallWithinASlice(t *testing.T) {
 	rec := &recordedDeadlines{now: time.Now()} // the derived contexts end by the wall clock
 	d := newSharedDeadlines(func() time.Time { return rec.now }, rec.derive)
@@ -79,6 +85,15 @@ func TestSharedDeadlinesBoundEveryCallWithinASlice(t *testing.T) {
 	d.deadline(odd, timeout)
 	d.deadline(odd, timeout)
 	assert.Equal(t, before+2, rec.derived, "a parent that cannot be compared shares nothing")
+	// A type == compares, holding in an interface a value it cannot: used as a map key, it
+	// would panic.
+	held := heldCtx{Context: context.Background(), held: map[string]int{}}
+	require.NotPanics(t, func() {
+		defer d.share(held)()
+		d.deadline(held, timeout)
+		d.deadline(held, timeout)
+	})
+	assert.Equal(t, before+4, rec.derived, "a parent whose parts may not compare shares nothing")
 
 	unshare()
 	rec.now = rec.now.Add(time.Nanosecond)
