@@ -41,6 +41,7 @@ type plan struct {
 	kind   planKind
 	fields []planField          // planStruct: the fields by json.Unmarshal's rules, in order
 	exact  map[string]int       // planStruct: field index by exact name
+	folded map[string]int       // planStruct: the first field by ASCII name in lower case; nil when a name is not ASCII
 	elem   *plan                // planPointer: the pointed-to value's
 	typ    reflect.Type         // the value's type
 	newPtr func() reflect.Value // planPointer: a new value to point at
@@ -66,6 +67,7 @@ type planField struct {
 }
 
 var (
+	mapOfAny         = reflect.TypeFor[map[string]any]()
 	plans            sync.Map // reflect.Type → *plan, or a nil *plan for a type json.Unmarshal reads whole
 	unmarshalerType  = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -121,10 +123,17 @@ func buildPlan(t reflect.Type, depth int) *plan {
 			}
 			return p // the struct as a field: json.Unmarshal reads it
 		}
-		p.kind, p.exact = planStruct, make(map[string]int, len(fields))
+		p.kind, p.exact, p.folded = planStruct, make(map[string]int, len(fields)), make(map[string]int, len(fields))
 		for i := range fields {
 			fields[i].plan = buildPlan(t.FieldByIndex(fields[i].index).Type, depth+1)
 			p.exact[fields[i].name] = i
+			var buf [maxFoldedKey]byte
+			lower, ok := asciiLower(&buf, []byte(fields[i].name))
+			if !ok {
+				p.folded = nil
+			} else if _, taken := p.folded[string(lower)]; !taken && p.folded != nil {
+				p.folded[string(lower)] = i
+			}
 		}
 		p.fields = fields
 	}
@@ -237,12 +246,44 @@ func (p *plan) field(key []byte) int {
 	if i, ok := p.exact[string(key)]; ok {
 		return i
 	}
+	if p.folded != nil {
+		// Between ASCII texts, equal ignoring case is equal in lower case.
+		var buf [maxFoldedKey]byte
+		if lower, ok := asciiLower(&buf, key); ok {
+			if i, ok := p.folded[string(lower)]; ok {
+				return i
+			}
+			return -1
+		}
+	}
 	for i := range p.fields {
 		if equalFold(p.fields[i].name, key) {
 			return i
 		}
 	}
 	return -1
+}
+
+// maxFoldedKey is the longest key looked up in lower case; a longer one is compared
+// with each field's name.
+const maxFoldedKey = 64
+
+// asciiLower writes s in lower case into buf and returns it; false when s is longer than
+// buf or not all ASCII.
+func asciiLower(buf *[maxFoldedKey]byte, s []byte) ([]byte, bool) {
+	if len(s) > len(buf) {
+		return nil, false
+	}
+	for i, c := range s {
+		if c >= utf8.RuneSelf {
+			return nil, false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return buf[:len(s)], true
 }
 
 // equalFold reports whether name and key are equal ignoring case, as bytes.EqualFold
@@ -500,6 +541,14 @@ func (p *plan) anyMapMembers(obj []byte, v reflect.Value) bool {
 	}
 	if v.IsNil() {
 		v.Set(reflect.MakeMapWithSize(p.typ, len(read)))
+	}
+	if p.typ.ConvertibleTo(mapOfAny) {
+		// Metadata: the map itself, without a reflect call per member.
+		m := v.Convert(mapOfAny).Interface().(map[string]any)
+		for _, r := range read {
+			m[r.key] = r.value
+		}
+		return true
 	}
 	for _, m := range read {
 		value := reflect.New(p.typ.Elem()).Elem()
