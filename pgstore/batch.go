@@ -48,7 +48,8 @@ type batcher[T, R any] struct {
 	running   int       // lanes under way, at most batchLanes
 	lastStart time.Time // when the latest statement started
 
-	free sync.Pool // *batchWrite[T, R] whose answer was taken: nothing sends on them again
+	free  sync.Pool // *batchWrite[T, R] whose answer was taken: nothing sends on them again
+	items sync.Pool // *[]T, the items of a past statement
 }
 
 type batchWrite[T, R any] struct {
@@ -170,11 +171,18 @@ func (b *batcher[T, R]) runBatch(batch []*batchWrite[T, R]) {
 		b.openLaneLocked()
 	})
 	defer stalled.Stop()
-	items := make([]T, len(batch))
-	for i, w := range batch {
-		items[i] = w.item
+	held, _ := b.items.Get().(*[]T)
+	if held == nil {
+		held = new([]T)
+	}
+	items := emptied(*held, len(batch))
+	for _, w := range batch {
+		items = append(items, w.item)
 	}
 	vals, err := b.runRecovered(ctx, items)
+	// A statement's run reads its items before it returns: they serve the next batch.
+	*held = emptied(items, 0)
+	b.items.Put(held)
 	for i, w := range batch {
 		switch {
 		case err != nil && len(batch) > 1:
@@ -276,15 +284,29 @@ type firstColumns struct {
 	byCallback, byStatusCheck                                   []bool
 }
 
-func (c *firstColumns) grow(n int) {
+// firstColumnsPool keeps the columns of past batches for the next: a statement's
+// arguments are read before it returns.
+var firstColumnsPool = sync.Pool{New: func() any { return new(firstColumns) }}
+
+// reset empties c for a batch of n, keeping the columns' room when it is enough.
+func (c *firstColumns) reset(n int) {
 	for _, col := range []*[]string{&c.callback, &c.reference, &c.id, &c.state, &c.code, &c.txID, &c.extTxID,
 		&c.source, &c.currency, &c.serviceReference, &c.kind} {
-		*col = make([]string, 0, n)
+		*col = emptied(*col, n)
 	}
-	c.amount, c.charges = make([]int64, 0, n), make([]int64, 0, n)
-	c.at, c.now = make([]time.Time, 0, n), make([]time.Time, 0, n)
-	c.body = make([][]byte, 0, n)
-	c.byCallback, c.byStatusCheck = make([]bool, 0, n), make([]bool, 0, n)
+	c.amount, c.charges = emptied(c.amount, n), emptied(c.charges, n)
+	c.at, c.now = emptied(c.at, n), emptied(c.now, n)
+	c.body = emptied(c.body, n)
+	c.byCallback, c.byStatusCheck = emptied(c.byCallback, n), emptied(c.byStatusCheck, n)
+}
+
+// emptied returns col empty with room for n, cleared so that it holds on to nothing.
+func emptied[T any](col []T, n int) []T {
+	if cap(col) < n {
+		return make([]T, 0, n)
+	}
+	clear(col[:cap(col)])
+	return col[:0]
 }
 
 func (c *firstColumns) add(f firstOutcome) {

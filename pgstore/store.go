@@ -608,8 +608,9 @@ type firstWritten struct {
 // settleFirsts writes, in one statement, each outcome of fs into a row that has none
 // yet, inserting the rows not there. The keys of fs are distinct.
 func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWritten, error) {
-	var c firstColumns
-	c.grow(len(fs))
+	c := firstColumnsPool.Get().(*firstColumns)
+	defer firstColumnsPool.Put(c)
+	c.reset(len(fs))
 	for _, f := range fs {
 		c.add(f)
 	}
