@@ -3,8 +3,14 @@ package pgstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,10 +26,89 @@ type conn struct {
 }
 
 func (c conn) args(args []any) []any {
+	if !c.pgx {
+		args = arrayArgs(args)
+	}
 	if len(c.opts) == 0 {
 		return args
 	}
 	return append(append(make([]any, 0, len(c.opts)+len(args)), c.opts...), args...)
+}
+
+// arrayArgs returns args with each slice the batched writes send (see firstColumns)
+// written as PostgreSQL's text form of an array, for a driver that takes no slice as an
+// argument (lib/pq before 1.11); pgx's driver takes them as they are. args is not
+// changed.
+func arrayArgs(args []any) []any {
+	var out []any
+	for i, a := range args {
+		lit, ok := arrayLiteralOf(a)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(args)
+		}
+		out[i] = lit
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// arrayLiteral is an array in PostgreSQL's text form, '{"a","b"}', which the statements
+// cast to its type ($1::text[]).
+type arrayLiteral string
+
+func (a arrayLiteral) Value() (driver.Value, error) { return string(a), nil }
+
+// arrayLiteralOf writes a slice of one of the kinds the batched writes send as an array
+// literal: strings and byte strings quoted (a nil byte string is NULL, as pgx sends it),
+// times in UTC to the microsecond (pgx's precision for timestamptz).
+func arrayLiteralOf(v any) (arrayLiteral, bool) {
+	var b strings.Builder
+	b.WriteByte('{')
+	each := func(n int, write func(i int)) {
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			write(i)
+		}
+	}
+	quoted := func(s string) {
+		b.WriteByte('"')
+		for _, r := range s {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	switch s := v.(type) {
+	case []string:
+		each(len(s), func(i int) { quoted(s[i]) })
+	case []int64:
+		each(len(s), func(i int) { b.WriteString(strconv.FormatInt(s[i], 10)) })
+	case []bool:
+		each(len(s), func(i int) { b.WriteString(strconv.FormatBool(s[i])) })
+	case []time.Time:
+		each(len(s), func(i int) { quoted(s[i].UTC().Truncate(time.Microsecond).Format("2006-01-02 15:04:05.999999Z07:00")) })
+	case [][]byte:
+		each(len(s), func(i int) {
+			if s[i] == nil {
+				b.WriteString("NULL")
+				return
+			}
+			quoted(`\x` + hex.EncodeToString(s[i]))
+		})
+	default:
+		return "", false
+	}
+	b.WriteByte('}')
+	return arrayLiteral(b.String()), true
 }
 
 func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -40,25 +125,25 @@ func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 func (c conn) BeginTx(ctx context.Context, opts *sql.TxOptions) (txConn, error) {
 	tx, err := c.db.BeginTx(ctx, opts)
-	return txConn{Tx: tx, opts: c.opts}, err
+	return txConn{Tx: tx, of: c}, err
 }
 
-// txConn is a transaction of conn: its statements carry conn's options too.
+// txConn is a transaction of conn: its statements' arguments are conn's.
 type txConn struct {
 	*sql.Tx
-	opts []any
+	of conn
 }
 
 func (t txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, query, conn{opts: t.opts}.args(args)...)
+	return t.Tx.ExecContext(ctx, query, t.of.args(args)...)
 }
 
 func (t txConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.Tx.QueryContext(ctx, query, conn{opts: t.opts}.args(args)...)
+	return t.Tx.QueryContext(ctx, query, t.of.args(args)...)
 }
 
 func (t txConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, query, conn{opts: t.opts}.args(args)...)
+	return t.Tx.QueryRowContext(ctx, query, t.of.args(args)...)
 }
 
 // openConn reads which driver db's connections use and returns the store's conn on it.

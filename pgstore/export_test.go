@@ -68,3 +68,7 @@ func AppendVersion(stmts []string, required int) (restore func()) {
 
 // LastRecordedVersion is the last version recorded in billing_schema_migrations.
 const LastRecordedVersion = lastRecordedVersion
+
+// ArrayArgs is arrayArgs: the batched writes' slices as array literals, for drivers
+// other than pgx's.
+var ArrayArgs = arrayArgs

@@ -5,6 +5,7 @@ go 1.24
 require (
 	github.com/billingsdk/billing-go v0.0.0
 	github.com/jackc/pgx/v5 v5.7.5
+	github.com/lib/pq v1.10.9
 )
 
 require (
