@@ -432,6 +432,23 @@ func (p *plan) decodeObject(data []byte, i int, v reflect.Value, depth int) (int
 	if depth >= maxDecodeDepth {
 		return 0, false
 	}
+	return members(data, i, func(key []byte, at int) (int, bool) {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return 0, false // an escaped key: json.Unmarshal unescapes it
+		}
+		if f := p.field(key); f >= 0 {
+			field := p.fields[f]
+			return field.plan.decode(data, at, v.FieldByIndex(field.index), depth+1)
+		}
+		return scanValue(data, at, depth+1)
+	})
+}
+
+// members reads the object whose brace is data[i], calling value with each member's
+// key, as written between its quotes, and where its value begins; value reads the value
+// and returns where it ends. members returns where the object ends; false when data
+// holds no object there, or value refused one.
+func members(data []byte, i int, value func(key []byte, at int) (int, bool)) (int, bool) {
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return i + 1, true
@@ -445,21 +462,11 @@ func (p *plan) decodeObject(data []byte, i int, v reflect.Value, depth int) (int
 			return 0, false
 		}
 		key := data[i+1 : keyEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return 0, false // an escaped key: json.Unmarshal unescapes it
-		}
 		i = skipSpace(data, keyEnd)
 		if i >= len(data) || data[i] != ':' {
 			return 0, false
 		}
-		i = skipSpace(data, i+1)
-		var end int
-		if f := p.field(key); f >= 0 {
-			field := p.fields[f]
-			end, ok = field.plan.decode(data, i, v.FieldByIndex(field.index), depth+1)
-		} else {
-			end, ok = scanValue(data, i, depth+1)
-		}
+		end, ok := value(key, skipSpace(data, i+1))
 		if !ok {
 			return 0, false
 		}
@@ -675,29 +682,14 @@ func scanContainer(data []byte, i, depth int) (int, bool) {
 	if depth >= maxDecodeDepth {
 		return 0, false
 	}
-	closing, object := byte(']'), data[i] == '{'
-	if object {
-		closing = '}'
+	if data[i] == '{' {
+		return members(data, i, func(_ []byte, at int) (int, bool) { return scanValue(data, at, depth+1) })
 	}
 	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == closing {
+	if i < len(data) && data[i] == ']' {
 		return i + 1, true
 	}
 	for {
-		if object {
-			if i >= len(data) || data[i] != '"' {
-				return 0, false
-			}
-			end, ok := scanString(data, i)
-			if !ok {
-				return 0, false
-			}
-			i = skipSpace(data, end)
-			if i >= len(data) || data[i] != ':' {
-				return 0, false
-			}
-			i = skipSpace(data, i+1)
-		}
 		end, ok := scanValue(data, i, depth+1)
 		if !ok {
 			return 0, false
@@ -709,7 +701,7 @@ func scanContainer(data []byte, i, depth int) (int, bool) {
 		switch data[i] {
 		case ',':
 			i = skipSpace(data, i+1)
-		case closing:
+		case ']':
 			return i + 1, true
 		default:
 			return 0, false
