@@ -470,19 +470,27 @@ func members(data []byte, i int, value func(key []byte, at int) (int, bool)) (in
 		if !ok {
 			return 0, false
 		}
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return 0, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return 0, false
+		var more bool
+		if i, more, ok = afterElement(data, end, '}'); !more {
+			return i, ok
 		}
 	}
+}
+
+// afterElement reads what follows an element of an object or array that ends at end: a
+// comma, after which more follow from i, or closing, after which the container ends at
+// i; ok is false for anything else.
+func afterElement(data []byte, end int, closing byte) (i int, more, ok bool) {
+	i = skipSpace(data, end)
+	switch {
+	case i >= len(data):
+		return 0, false, false
+	case data[i] == ',':
+		return skipSpace(data, i+1), true, true
+	case data[i] == closing:
+		return i + 1, false, true
+	}
+	return 0, false, false
 }
 
 // decodeAnyMap reads the object at data[i:] into the map v, of strings to any, as
@@ -694,17 +702,9 @@ func scanContainer(data []byte, i, depth int) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return 0, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case ']':
-			return i + 1, true
-		default:
-			return 0, false
+		var more bool
+		if i, more, ok = afterElement(data, end, ']'); !more {
+			return i, ok
 		}
 	}
 }

@@ -315,6 +315,25 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// storeMethods are the methods of storekit.Store: a method added later is listed.
+func storeMethods() []reflect.Method {
+	methods := reflect.TypeFor[storekit.Store]()
+	out := make([]reflect.Method, methods.NumMethod())
+	for i := range out {
+		out[i] = methods.Method(i)
+	}
+	return out
+}
+
+// zeroArgs are the arguments of a call of m: a live context, then zero values.
+func zeroArgs(m reflect.Method) []reflect.Value {
+	args := []reflect.Value{reflect.ValueOf(context.Background())}
+	for j := 1; j < m.Type.NumIn(); j++ {
+		args = append(args, reflect.Zero(m.Type.In(j)))
+	}
+	return args
+}
+
 // Every method of Store, called through a Tracker's store on a store that never
 // answers, returns an error matching ErrStoreTimeout and context.DeadlineExceeded once
 // its deadline passes, and logs a warning naming the call. A method added to Store and
@@ -326,14 +345,9 @@ func TestBoundedStoreBoundsEveryCall(t *testing.T) {
 	deadlines := newFakeDeadlines()
 	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: hang, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
 
-	methods := reflect.TypeFor[storekit.Store]()
-	for i := range methods.NumMethod() {
-		m := methods.Method(i)
+	for _, m := range storeMethods() {
 		t.Run(m.Name, func(t *testing.T) {
-			args := []reflect.Value{reflect.ValueOf(context.Background())}
-			for j := 1; j < m.Type.NumIn(); j++ {
-				args = append(args, reflect.Zero(m.Type.In(j)))
-			}
+			args := zeroArgs(m)
 			done := make(chan []reflect.Value, 1)
 			go func() { done <- reflect.ValueOf(tr.Store()).MethodByName(m.Name).Call(args) }()
 			require.Equal(t, m.Name, <-hang.calls, "the call reached the store")
@@ -369,14 +383,9 @@ func TestAStoreThatHeedsItsContextIsCalledOnTheCallersGoroutine(t *testing.T) {
 	tr := NewTracker(storeOnlyClient(t), TrackerOptions{Store: heed, Logger: slog.New(slog.NewTextHandler(&logs, nil)), deadline: deadlines.deadline})
 	require.True(t, tr.Store().(*boundedStore).heeds)
 
-	methods := reflect.TypeFor[storekit.Store]()
-	for i := range methods.NumMethod() {
-		m := methods.Method(i)
+	for _, m := range storeMethods() {
 		t.Run(m.Name, func(t *testing.T) {
-			args := []reflect.Value{reflect.ValueOf(context.Background())}
-			for j := 1; j < m.Type.NumIn(); j++ {
-				args = append(args, reflect.Zero(m.Type.In(j)))
-			}
+			args := zeroArgs(m)
 			caller := make(chan string, 1)
 			done := make(chan []reflect.Value, 1)
 			go func() {

@@ -8,16 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Every task handed to the workers runs at once, none waiting for another to end (a
-// status check must never queue behind a hung store call), and once they end at most
-// maxIdle workers stay, one of which takes the next task.
-func TestWorkersRunEveryTaskAtOnceAndKeepFewIdle(t *testing.T) {
-	w := newWorkers(4)
+// runAtOnce hands w n tasks that all wait until every one has started, so that none
+// could have run after another, then waits until idle of their workers wait again.
+func runAtOnce(w *workers, n, idle int) {
 	release := make(chan struct{})
 	var started, done sync.WaitGroup
-	started.Add(100)
-	done.Add(100)
-	for range 100 {
+	started.Add(n)
+	done.Add(n)
+	for range n {
 		w.Go(func() {
 			started.Done()
 			<-release
@@ -27,9 +25,17 @@ func TestWorkersRunEveryTaskAtOnceAndKeepFewIdle(t *testing.T) {
 	started.Wait()
 	close(release)
 	done.Wait()
-	for w.waiting() < 4 {
+	for w.waiting() < idle {
 		runtime.Gosched() // the workers park or end
 	}
+}
+
+// Every task handed to the workers runs at once, none waiting for another to end (a
+// status check must never queue behind a hung store call), and once they end at most
+// maxIdle workers stay, one of which takes the next task.
+func TestWorkersRunEveryTaskAtOnceAndKeepFewIdle(t *testing.T) {
+	w := newWorkers(4)
+	runAtOnce(w, 100, 4)
 	assert.Equal(t, 4, w.waiting())
 	ran := make(chan struct{})
 	w.Go(func() { close(ran) })
@@ -45,23 +51,7 @@ func TestWorkersRunEveryTaskAtOnceAndKeepFewIdle(t *testing.T) {
 // a waiting goroutine's stack, which a task on it then grows again).
 func TestWorkersHandTheNextTaskToTheLatestIdle(t *testing.T) {
 	w := newWorkers(8)
-	release := make(chan struct{})
-	var started, done sync.WaitGroup
-	started.Add(8)
-	done.Add(8)
-	for range 8 {
-		w.Go(func() {
-			started.Done()
-			<-release
-			done.Done()
-		})
-	}
-	started.Wait()
-	close(release)
-	done.Wait()
-	for w.waiting() < 8 {
-		runtime.Gosched()
-	}
+	runAtOnce(w, 8, 8)
 	ran := map[string]int{}
 	where := make(chan string)
 	for range 100 {
