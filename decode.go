@@ -5,7 +5,9 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -173,7 +175,7 @@ func structFields(t reflect.Type) (fields []planField, ok bool) {
 				if tag == "-" {
 					continue
 				}
-				name, opts, _ := cutComma(tag)
+				name, opts, _ := strings.Cut(tag, ",")
 				if opts != "" && opts != "omitempty" && opts != "omitzero" && opts != "omitempty,omitzero" && opts != "omitzero,omitempty" {
 					return nil, false
 				}
@@ -200,15 +202,8 @@ func structFields(t reflect.Type) (fields []planField, ok bool) {
 		current = next
 	}
 	// encoding/json orders the fields by their index sequence.
-	sortByIndex(fields)
+	slices.SortFunc(fields, func(a, b planField) int { return slices.Compare(a.index, b.index) })
 	return fields, true
-}
-
-func cutComma(s string) (before, after string, found bool) {
-	if i := bytes.IndexByte([]byte(s), ','); i >= 0 {
-		return s[:i], s[i+1:], true
-	}
-	return s, "", false
 }
 
 // plainTagName reports whether a json tag's name is one encoding/json takes as written:
@@ -221,23 +216,6 @@ func plainTagName(name string) bool {
 		}
 	}
 	return true
-}
-
-func sortByIndex(fields []planField) {
-	for i := 1; i < len(fields); i++ {
-		for j := i; j > 0 && indexLess(fields[j].index, fields[j-1].index); j-- {
-			fields[j], fields[j-1] = fields[j-1], fields[j]
-		}
-	}
-}
-
-func indexLess(a, b []int) bool {
-	for k := range min(len(a), len(b)) {
-		if a[k] != b[k] {
-			return a[k] < b[k]
-		}
-	}
-	return len(a) < len(b)
 }
 
 // field returns the index of the field key names: the one named exactly so, else the

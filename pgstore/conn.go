@@ -67,6 +67,11 @@ func (a arrayLiteral) Value() (driver.Value, error) { return string(a), nil }
 // literal: strings and byte strings quoted (a nil byte string is NULL, as pgx sends it),
 // times in UTC to the microsecond (pgx's precision for timestamptz).
 func arrayLiteralOf(v any) (arrayLiteral, bool) {
+	switch v.(type) {
+	case []string, []int64, []bool, []time.Time, [][]byte:
+	default:
+		return "", false // not an array: nothing to write, nor any room to write it
+	}
 	var b strings.Builder
 	b.WriteByte('{')
 	each := func(n int, write func(i int)) {
@@ -104,8 +109,6 @@ func arrayLiteralOf(v any) (arrayLiteral, bool) {
 			}
 			quoted(`\x` + hex.EncodeToString(s[i]))
 		})
-	default:
-		return "", false
 	}
 	b.WriteByte('}')
 	return arrayLiteral(b.String()), true
