@@ -47,7 +47,7 @@ func (s *Store) RescheduleAfter(ctx context.Context, key storekit.MovementKey, o
 		return &storekit.ValidationError{Field: "next", Rule: "is required"}
 	}
 	var skew int64
-	err := s.db.QueryRowContext(ctx, s.q(`WITH counted AS (
+	err := s.db.queryRow(ctx, s.q(`WITH counted AS (
 			UPDATE billing_movements SET next_check_at = {t5}, checks = checks + 1, lease_owner = NULL, lease_until = NULL
 			WHERE callback_kind = $2 AND client_reference = $3 AND lease_owner = $4
 				AND outcome_id IS NULL AND kind IS NOT NULL
@@ -72,7 +72,7 @@ func (s *Store) RetryReportAfter(ctx context.Context, id, owner string, next tim
 	}
 	var skew int64
 	// $2 and $3 are the movement's key, which the outcome id ($9) must belong to.
-	err := s.db.QueryRowContext(ctx, s.q(`WITH counted AS (
+	err := s.db.queryRow(ctx, s.q(`WITH counted AS (
 			UPDATE billing_movements
 			SET report_attempts = report_attempts + 1, report_owner = NULL, report_until = {t5}
 			WHERE outcome_id = $9 AND report_owner = $4 AND kind IS NOT NULL AND reported_at IS NULL
@@ -89,28 +89,24 @@ func (s *Store) Attempts(ctx context.Context, key storekit.MovementKey) ([]store
 	if err := key.Validate(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT a.what, a.n, a.at, a.owner, a.answer, a.error, {skew}
+	var out []storekit.Attempt
+	err := s.db.query(ctx, s.q(`SELECT a.what, a.n, a.at, a.owner, a.answer, a.error, {skew}
 		FROM billing_attempts a JOIN billing_movements m
 			ON m.callback_kind = a.callback_kind AND m.client_reference = a.client_reference AND m.started_at = a.started_at
 		WHERE a.callback_kind = $2 AND a.client_reference = $3 AND m.kind IS NOT NULL
 		ORDER BY a.at, a.what, a.n
-		LIMIT `+strconv.Itoa(2*storekit.MaxAttempts)), s.now(), key.Callback, key.ClientReference)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: reading the attempts on %s: %w", key.ClientReference, err)
-	}
-	defer rows.Close()
-	var out []storekit.Attempt
-	for rows.Next() {
+		LIMIT `+strconv.Itoa(2*storekit.MaxAttempts)), []any{s.now(), key.Callback, key.ClientReference}, func(rows *sql.Rows) error {
 		a := storekit.Attempt{Key: key}
 		var at sql.NullTime
 		var skew int64
 		if err := rows.Scan(&a.What, &a.N, &at, &a.Owner, &a.Answer, &a.Error, &skew); err != nil {
-			return nil, fmt.Errorf("pgstore: reading the attempts on %s: %w", key.ClientReference, err)
+			return err
 		}
 		a.At = callerTime(at, skew)
 		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("pgstore: reading the attempts on %s: %w", key.ClientReference, err)
 	}
 	return out, nil

@@ -80,19 +80,15 @@ func (s *Store) List(ctx context.Context, q storekit.ListQuery) ([]storekit.List
 		where = append(where, `(`+listedAt+` < `+at+` OR (`+listedAt+` = `+at+` AND (callback_kind, client_reference) > ($`+
 			param(q.After.Callback)+`, $`+param(q.After.ClientReference)+`)))`)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT contradictions > 0, `+movementColumns+` FROM billing_movements
-		WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY `+listedAt+` DESC, callback_kind, client_reference LIMIT `+strconv.Itoa(limit+1)), args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("pgstore: listing: %w", err)
-	}
-	defer rows.Close()
 	var out []storekit.ListItem
-	for rows.Next() {
+	var r entryRow
+	err := s.db.query(ctx, s.q(`SELECT contradictions > 0, `+movementColumns+` FROM billing_movements
+		WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY `+listedAt+` DESC, callback_kind, client_reference LIMIT `+strconv.Itoa(limit+1)), args, func(rows *sql.Rows) error {
 		var contradicted bool
-		e, err := scanEntry(prefixed{rows, []any{&contradicted}})
+		e, err := r.scan(prefixed{rows, []any{&contradicted}})
 		if err != nil {
-			return nil, false, fmt.Errorf("pgstore: listing: %w", err)
+			return err
 		}
 		it := storekit.ListItem{Entry: e, Contradicted: contradicted}
 		if e.Tracked {
@@ -104,8 +100,9 @@ func (s *Store) List(ctx context.Context, q storekit.ListQuery) ([]storekit.List
 		}
 		it.Cursor.Callback, it.Cursor.ClientReference = it.Key.Callback, it.Key.ClientReference
 		out = append(out, it)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, false, fmt.Errorf("pgstore: listing: %w", err)
 	}
 	if len(out) > limit {
@@ -123,7 +120,7 @@ func (s *Store) Summarize(ctx context.Context, now time.Time) (storekit.Summary,
 	sum := storekit.Summary{Settled: map[string]int{}}
 	var oldest sql.NullTime
 	var skew int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT
+	err := s.db.queryRow(ctx, s.q(`SELECT
 			count(*) FILTER (WHERE `+listStates[storekit.ListPending]+`),
 			count(*) FILTER (WHERE `+listStates[storekit.ListOverdue]+`),
 			min(started_at) FILTER (WHERE `+listStates[storekit.ListOverdue]+`),
@@ -137,21 +134,17 @@ func (s *Store) Summarize(ctx context.Context, now time.Time) (storekit.Summary,
 		return sum, fmt.Errorf("pgstore: counting: %w", err)
 	}
 	sum.OldestOverdue = callerTime(oldest, skew)
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT state, count(*) FROM billing_movements
-		WHERE kind IS NOT NULL AND outcome_id IS NOT NULL GROUP BY state`))
-	if err != nil {
-		return sum, fmt.Errorf("pgstore: counting: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = s.db.query(ctx, s.q(`SELECT state, count(*) FROM billing_movements
+		WHERE kind IS NOT NULL AND outcome_id IS NOT NULL GROUP BY state`), nil, func(rows *sql.Rows) error {
 		var state string
 		var n int
 		if err := rows.Scan(&state, &n); err != nil {
-			return sum, fmt.Errorf("pgstore: counting: %w", err)
+			return err
 		}
 		sum.Settled[state] = n
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return sum, fmt.Errorf("pgstore: counting: %w", err)
 	}
 	return sum, nil
@@ -165,7 +158,7 @@ func (s *Store) Contradiction(ctx context.Context, key storekit.MovementKey) (*s
 	c := storekit.Contradiction{Key: key}
 	var at, last sql.NullTime
 	var skew int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT contradicted_state, contradicted_body, contradicted_at, contradicted_last_at, contradictions, {skew}
+	err := s.db.queryRow(ctx, s.q(`SELECT contradicted_state, contradicted_body, contradicted_at, contradicted_last_at, contradictions, {skew}
 		FROM billing_movements WHERE callback_kind = $2 AND client_reference = $3 AND contradictions > 0`),
 		s.now(), key.Callback, key.ClientReference).Scan(&c.Claimed, &c.Body, &at, &last, &c.Count, &skew)
 	switch {
@@ -219,25 +212,21 @@ func (s *Store) Audits(ctx context.Context, key storekit.MovementKey) ([]storeki
 	if err := key.Validate(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT action, actor, reason, at, before_state, after_state, outcome_id, {skew} FROM (
-			SELECT * FROM billing_audit WHERE callback_kind = $2 AND client_reference = $3 ORDER BY at DESC, recorded_at DESC LIMIT `+
-		strconv.Itoa(storekit.MaxAudits)+`) AS latest ORDER BY at, recorded_at`), s.now(), key.Callback, key.ClientReference)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: reading the audit of %s: %w", key.ClientReference, err)
-	}
-	defer rows.Close()
 	var out []storekit.AuditRecord
-	for rows.Next() {
+	err := s.db.query(ctx, s.q(`SELECT action, actor, reason, at, before_state, after_state, outcome_id, {skew} FROM (
+			SELECT * FROM billing_audit WHERE callback_kind = $2 AND client_reference = $3 ORDER BY at DESC, recorded_at DESC LIMIT `+
+		strconv.Itoa(storekit.MaxAudits)+`) AS latest ORDER BY at, recorded_at`), []any{s.now(), key.Callback, key.ClientReference}, func(rows *sql.Rows) error {
 		a := storekit.AuditRecord{Key: key}
 		var at sql.NullTime
 		var skew int64
 		if err := rows.Scan(&a.Action, &a.Actor, &a.Reason, &at, &a.Before, &a.After, &a.OutcomeID, &skew); err != nil {
-			return nil, fmt.Errorf("pgstore: reading the audit of %s: %w", key.ClientReference, err)
+			return err
 		}
 		a.At = callerTime(at, skew)
 		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("pgstore: reading the audit of %s: %w", key.ClientReference, err)
 	}
 	return out, nil

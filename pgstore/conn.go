@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -114,16 +116,152 @@ func arrayLiteralOf(v any) (arrayLiteral, bool) {
 	return arrayLiteral(b.String()), true
 }
 
+// ExecContext runs a statement that returns no rows (see on).
 func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return c.db.ExecContext(ctx, query, c.args(args)...)
+	var res sql.Result
+	err := c.on(ctx, func(ctx context.Context, q statements) (err error) {
+		res, err = q.ExecContext(ctx, query, c.args(args)...)
+		return err
+	})
+	return res, err
 }
 
-func (c conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return c.db.QueryContext(ctx, query, c.args(args)...)
+// query runs query and calls each on its rows, one after the other, until each returns
+// an error: the rows are read before the statement's connection goes back to the pool
+// (see on).
+func (c conn) query(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
+	return c.on(ctx, func(ctx context.Context, q statements) error {
+		return eachRow(q.QueryContext(ctx, query, c.args(args)...))(each)
+	})
 }
 
+// queryRow is a query of one row, run when its Scan is called (see on).
+func (c conn) queryRow(ctx context.Context, query string, args ...any) row {
+	return row{c: c, ctx: ctx, query: query, args: args}
+}
+
+// QueryRowContext is database/sql's, for the statements New runs once, through helpers
+// that take a *sql.Conn or *sql.Tx as well.
 func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	return c.db.QueryRowContext(ctx, query, c.args(args)...)
+}
+
+// row is conn's answer to queryRow.
+type row struct {
+	c     conn
+	ctx   context.Context
+	query string
+	args  []any
+}
+
+// Scan runs the query and reads its first row into dest, as sql.Row's Scan does: no row
+// is sql.ErrNoRows.
+func (r row) Scan(dest ...any) error {
+	found := false
+	err := r.c.query(r.ctx, r.query, r.args, func(rows *sql.Rows) error {
+		if found {
+			return nil
+		}
+		found = true
+		return rows.Scan(dest...)
+	})
+	if err == nil && !found {
+		return sql.ErrNoRows
+	}
+	return err
+}
+
+// statements is where on runs a statement: the pool, or one connection of it.
+type statements interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+// on runs fn's statements so that they end by ctx's end.
+//
+// On pgx's driver a statement under a context that can end runs on a connection taken
+// from the pool for it, under a context that cannot: ctx's end sets that connection's
+// deadline to the past, which ends its reads and writes at once, and the connection is
+// then closed instead of going back to the pool. Given the context itself, pgx would
+// watch it on a goroutine of its own for every statement, and database/sql watch it on
+// another for every query's rows: two goroutines, and a hand-off to each, for what one
+// function registered on the context does. The connection ends as pgx ends it on a
+// cancelled context (its default), and a pooler or the database sees a client gone.
+// Other drivers, and a context that never ends, run on the pool as they are.
+func (c conn) on(ctx context.Context, fn func(context.Context, statements) error) error {
+	if !c.pgx || ctx.Done() == nil {
+		return fn(ctx, c.db)
+	}
+	one, err := c.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	var nc net.Conn
+	if err := one.Raw(func(dc any) error {
+		nc = dc.(interface{ Conn() *pgx.Conn }).Conn().PgConn().Conn()
+		return nil
+	}); err != nil {
+		one.Close()
+		return err
+	}
+	cut := &deadlineCut{conn: nc}
+	stop := context.AfterFunc(ctx, cut.cut)
+	err = fn(context.WithoutCancel(ctx), one)
+	stop()
+	if cut.finish() {
+		// The connection's deadline is past, and a statement may have stopped midway:
+		// it serves no other.
+		_ = one.Raw(func(any) error { return driver.ErrBadConn })
+		if err != nil {
+			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
+	}
+	one.Close()
+	return err
+}
+
+// deadlineCut sets a connection's deadline to the past once its context ends, unless its
+// statements have finished first.
+type deadlineCut struct {
+	mu       sync.Mutex
+	conn     net.Conn
+	finished bool
+	cutDone  bool
+}
+
+// cut ends the connection's reads and writes at once.
+func (d *deadlineCut) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.finished {
+		d.cutDone = true
+		_ = d.conn.SetDeadline(time.Unix(1, 0))
+	}
+}
+
+// finish says the statements have returned, and whether the connection was cut first.
+func (d *deadlineCut) finish() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.finished = true
+	return d.cutDone
+}
+
+// eachRow calls each on every row of a query's answer, then closes the rows, and
+// returns the first error of the query, each, or the rows.
+func eachRow(rows *sql.Rows, err error) func(each func(*sql.Rows) error) error {
+	return func(each func(*sql.Rows) error) error {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
 }
 
 func (c conn) BeginTx(ctx context.Context, opts *sql.TxOptions) (txConn, error) {
@@ -143,6 +281,11 @@ func (t txConn) ExecContext(ctx context.Context, query string, args ...any) (sql
 
 func (t txConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	return t.Tx.QueryContext(ctx, query, t.of.args(args)...)
+}
+
+// query runs query in the transaction and calls each on its rows (see conn.query).
+func (t txConn) query(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
+	return eachRow(t.QueryContext(ctx, query, args...))(each)
 }
 
 func (t txConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {

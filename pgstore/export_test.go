@@ -1,6 +1,10 @@
 package pgstore
 
-import "time"
+import (
+	"context"
+	"database/sql"
+	"time"
+)
 
 // Migrations exposes the schema's versions to the tests, which build older schemas.
 var Migrations = migrations
@@ -72,3 +76,14 @@ const LastRecordedVersion = lastRecordedVersion
 // ArrayArgs is arrayArgs: the batched writes' slices as array literals, for drivers
 // other than pgx's.
 var ArrayArgs = arrayArgs
+
+// Exec runs query as the store runs its statements that return no rows.
+func Exec(s *Store, ctx context.Context, query string, args ...any) error {
+	_, err := s.db.ExecContext(ctx, query, args...)
+	return err
+}
+
+// Query runs query as the store runs its queries, calling each on every row.
+func Query(s *Store, ctx context.Context, query string, each func(*sql.Rows) error) error {
+	return s.db.query(ctx, query, nil, each)
+}

@@ -462,7 +462,8 @@ func (s *Store) track(ctx context.Context, m storekit.Movement, fresh bool) (sto
 	// answered as created, unless with fresh it holds an outcome since. The service's
 	// reference is RecordReference's to write. caller_started_at keeps m.StartedAt as
 	// given, which Release names this Track by: started_at is on the store's clock.
-	rows, err := s.db.QueryContext(ctx, s.q(`WITH tracked AS (
+	var forgotten, created bool
+	e, err := scanEntry(prefixed{s.db.queryRow(ctx, s.q(`WITH tracked AS (
 			INSERT INTO billing_movements AS m
 				(callback_kind, client_reference, kind, started_at, deadline, next_check_at,
 				 asked_amount, asked_currency, caller_started_at, track_id)
@@ -487,19 +488,10 @@ func (s *Store) track(ctx context.Context, m storekit.Movement, fresh bool) (sto
 		SELECT false, true, * FROM tracked
 		UNION ALL
 		SELECT * FROM held WHERE NOT EXISTS (SELECT 1 FROM tracked)`),
-		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency, fresh, m.TrackID)
-	if err != nil {
-		return storekit.Entry{}, false, fmt.Errorf("pgstore: tracking %s: %w", key.ClientReference, err)
-	}
-	defer rows.Close()
-	var e storekit.Entry
-	var forgotten, created bool
-	found := rows.Next()
-	if found {
-		e, err = scanEntry(prefixed{rows, []any{&forgotten, &created}})
-	}
-	if err == nil {
-		err = rows.Err()
+		m.StartedAt, key.Callback, key.ClientReference, m.Kind, m.Deadline, m.Amount, m.Currency, fresh, m.TrackID), []any{&forgotten, &created}})
+	found := !errors.Is(err, sql.ErrNoRows)
+	if !found {
+		err = nil
 	}
 	switch {
 	case err != nil:
@@ -536,7 +528,7 @@ func (s *Store) Get(ctx context.Context, key storekit.MovementKey) (storekit.Ent
 	}
 	var forgotten bool
 	// One row whether or not the key has a movement: its row may hold a tombstone alone.
-	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`SELECT forgotten_at IS NOT NULL, `+movementColumns+`
+	e, err := scanEntry(prefixed{s.db.queryRow(ctx, s.q(`SELECT forgotten_at IS NOT NULL, `+movementColumns+`
 		FROM (SELECT) AS one LEFT JOIN billing_movements ON callback_kind = $2 AND client_reference = $3`),
 		s.now(), key.Callback, key.ClientReference), []any{&forgotten}})
 	if err != nil {
@@ -614,31 +606,27 @@ func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWri
 	for _, f := range fs {
 		c.add(f)
 	}
-	rows, err := s.db.QueryContext(ctx, s.fixed("settleFirsts", settleFirstsSQL), c.args()...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	at := make(map[string]int, len(fs))
 	for i, f := range fs {
 		at[f.batchKey()] = i
 	}
 	out := make([]firstWritten, len(fs))
-	for rows.Next() {
+	err := s.db.query(ctx, s.fixed("settleFirsts", settleFirstsSQL), c.args(), func(rows *sql.Rows) error {
 		var (
 			callback, ref string
 			kind          sql.NullString
 		)
 		if err := rows.Scan(&callback, &ref, &kind); err != nil {
-			return nil, err
+			return err
 		}
 		i, ok := at[firstOutcome{key: storekit.MovementKey{Callback: callback, ClientReference: ref}}.batchKey()]
 		if !ok {
-			return nil, fmt.Errorf("the statement returned a movement it was not given: %s %q", callback, ref)
+			return fmt.Errorf("the statement returned a movement it was not given: %s %q", callback, ref)
 		}
 		out[i] = firstWritten{written: true, kind: kind}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -722,7 +710,7 @@ func (s *Store) BeginCallbackEntry(ctx context.Context, c storekit.Callback, own
 	// appeared or vanished meanwhile is another delivery at work: retry later. The
 	// movement's row, when there is one, comes with the answer (all NULL otherwise).
 	var claimed, done sql.NullBool
-	e, err := scanEntry(prefixed{s.db.QueryRowContext(ctx, s.q(`WITH kept AS (
+	e, err := scanEntry(prefixed{s.db.queryRow(ctx, s.q(`WITH kept AS (
 			INSERT INTO billing_callbacks AS c
 				(callback_kind, client_reference, body_sha256, dedupe_key, body, first_at, last_at, deliveries)
 			SELECT $2, $3, $4, $5, $6::bytea, {t1}, {t1}, 1 WHERE length($6::bytea) > 0
@@ -762,7 +750,7 @@ func (s *Store) FinishCallback(ctx context.Context, dedupeKey, owner string, han
 			WHERE dedupe_key = $2 AND owner = $3 AND NOT done RETURNING {skew}`
 	}
 	var skew int64
-	err := s.db.QueryRowContext(ctx, s.q(stmt), now, dedupeKey, owner).Scan(&skew)
+	err := s.db.queryRow(ctx, s.q(stmt), now, dedupeKey, owner).Scan(&skew)
 	return oneRow(err, fmt.Sprintf("callback %q", dedupeKey))
 }
 
@@ -783,34 +771,30 @@ func (s *Store) Callbacks(ctx context.Context, key storekit.MovementKey) ([]stor
 	if key.Callback == "" || key.ClientReference == "" {
 		return nil, &storekit.ValidationError{Field: "key", Rule: "needs a callback kind and a client reference"}
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT dedupe_key, body, first_at, last_at, deliveries, {skew}
+	out := []storekit.Callback{}
+	err := s.db.query(ctx, s.q(`SELECT dedupe_key, body, first_at, last_at, deliveries, {skew}
 		FROM billing_callbacks WHERE callback_kind = $2 AND client_reference = $3
 		ORDER BY first_at, body_sha256 LIMIT $4`),
-		s.now(), key.Callback, key.ClientReference, storekit.MaxClaim)
+		[]any{s.now(), key.Callback, key.ClientReference, storekit.MaxClaim}, func(rows *sql.Rows) error {
+			c := storekit.Callback{Key: key}
+			var first, last sql.NullTime
+			var skew int64
+			if err := rows.Scan(&c.DedupeKey, &c.Body, &first, &last, &c.Deliveries, &skew); err != nil {
+				return err
+			}
+			c.At, c.LastAt = callerTime(first, skew), callerTime(last, skew)
+			out = append(out, c)
+			return nil
+		})
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: reading callbacks: %w", err)
-	}
-	defer rows.Close()
-	out := []storekit.Callback{}
-	for rows.Next() {
-		c := storekit.Callback{Key: key}
-		var first, last sql.NullTime
-		var skew int64
-		if err := rows.Scan(&c.DedupeKey, &c.Body, &first, &last, &c.Deliveries, &skew); err != nil {
-			return nil, fmt.Errorf("pgstore: reading callbacks: %w", err)
-		}
-		c.At, c.LastAt = callerTime(first, skew), callerTime(last, skew)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: reading callbacks: %w", err)
 	}
 	return out, nil
 }
 
-// querier runs a query: the database or a transaction.
+// querier runs a query and reads its rows: the database or a transaction.
 type querier interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	query(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error
 }
 
 // entries runs a query of movementColumns rows.
@@ -822,11 +806,6 @@ func entries(ctx context.Context, q querier, what, query string, args ...any) ([
 // With scratch, the rows are gathered there and the answer allocated once, at its size,
 // instead of grown row by row: a claim answers up to its limit of rows.
 func entriesAs[T any](ctx context.Context, q querier, what string, scratch *scratchRows[T], pick func(storekit.Entry) T, query string, args ...any) ([]T, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
-	}
-	defer rows.Close()
 	var out []T
 	gather := &out
 	if scratch != nil {
@@ -834,14 +813,15 @@ func entriesAs[T any](ctx context.Context, q querier, what string, scratch *scra
 		defer scratch.put(gather)
 	}
 	var r entryRow
-	for rows.Next() {
+	err := q.query(ctx, query, args, func(rows *sql.Rows) error {
 		e, err := r.scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("pgstore: %s: %w", what, err)
+			return err
 		}
 		*gather = append(*gather, pick(e))
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	if scratch != nil && len(*gather) > 0 {
@@ -906,7 +886,7 @@ func (s *Store) claimed(ctx context.Context, key storekit.MovementKey, owner, se
 		return err
 	}
 	var skew int64
-	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements SET `+set+`
+	err := s.db.queryRow(ctx, s.q(`UPDATE billing_movements SET `+set+`
 		WHERE callback_kind = $2 AND client_reference = $3 AND lease_owner = $4
 			AND outcome_id IS NULL AND kind IS NOT NULL
 		RETURNING {skew}`),
@@ -1000,7 +980,7 @@ func (s *Store) RetryReport(ctx context.Context, id, owner string, at time.Time)
 		return &storekit.ValidationError{Field: "at", Rule: "is required"}
 	}
 	var skew int64
-	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements
+	err := s.db.queryRow(ctx, s.q(`UPDATE billing_movements
 		SET report_attempts = report_attempts + 1, report_owner = NULL, report_until = {t4}
 		WHERE outcome_id = $2 AND report_owner = $3 AND kind IS NOT NULL AND reported_at IS NULL
 		RETURNING {skew}`), s.now(), id, owner, at).Scan(&skew)
@@ -1021,7 +1001,7 @@ func (s *Store) RenewReport(ctx context.Context, id, owner string, leaseUntil ti
 		return &storekit.ValidationError{Field: "leaseUntil", Rule: "is required"}
 	}
 	var skew int64
-	err := s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements SET report_until = {t4}
+	err := s.db.queryRow(ctx, s.q(`UPDATE billing_movements SET report_until = {t4}
 		WHERE outcome_id = $2 AND report_owner = $3 AND kind IS NOT NULL AND reported_at IS NULL
 		RETURNING {skew}`), s.now(), id, owner, leaseUntil).Scan(&skew)
 	return oneRow(err, fmt.Sprintf("outcome %q", id))
@@ -1034,7 +1014,7 @@ func (s *Store) Pending(ctx context.Context) (int, time.Time, error) {
 		oldest sql.NullTime
 		skew   int64
 	)
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*), min(started_at), {skew} FROM billing_movements
+	err := s.db.queryRow(ctx, s.q(`SELECT count(*), min(started_at), {skew} FROM billing_movements
 		WHERE outcome_id IS NULL AND kind IS NOT NULL`), s.now()).Scan(&count, &oldest, &skew)
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("pgstore: counting pending movements: %w", err)
@@ -1101,29 +1081,25 @@ func (s *Store) Reconcile(ctx context.Context, from, to, now time.Time) (billing
 // [from, to), pending or settled without disagreement (a disagreement is listed in
 // Disagreed), the earliest started first: one more than a list keeps.
 func (s *Store) contradicted(ctx context.Context, now, from, to time.Time) ([]storekit.Contradiction, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT callback_kind, client_reference, contradicted_state, contradicted_body,
+	var out []storekit.Contradiction
+	err := s.db.query(ctx, s.q(`SELECT callback_kind, client_reference, contradicted_state, contradicted_body,
 			contradicted_at, contradicted_last_at, contradictions, {skew}
 		FROM billing_movements
 		WHERE kind IS NOT NULL AND started_at >= {t2} AND started_at < {t3} AND contradictions > 0 AND NOT disagreed
-		ORDER BY started_at, client_reference LIMIT `+strconv.Itoa(storekit.MaxClaim+1)), now, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: reconciling: %w", err)
-	}
-	defer rows.Close()
-	var out []storekit.Contradiction
-	for rows.Next() {
+		ORDER BY started_at, client_reference LIMIT `+strconv.Itoa(storekit.MaxClaim+1)), []any{now, from, to}, func(rows *sql.Rows) error {
 		var (
 			c        storekit.Contradiction
 			at, last sql.NullTime
 			skew     int64
 		)
 		if err := rows.Scan(&c.Key.Callback, &c.Key.ClientReference, &c.Claimed, &c.Body, &at, &last, &c.Count, &skew); err != nil {
-			return nil, fmt.Errorf("pgstore: reconciling: %w", err)
+			return err
 		}
 		c.At, c.LastAt = callerTime(at, skew), callerTime(last, skew)
 		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("pgstore: reconciling: %w", err)
 	}
 	return out, nil
@@ -1196,7 +1172,7 @@ func (s *Store) RecordReference(ctx context.Context, key storekit.MovementKey, s
 	if err := storekit.ValidateReference("serviceReference", serviceReference, storekit.MaxServiceReference); err != nil {
 		return storekit.Movement{}, err
 	}
-	e, err := scanEntry(s.db.QueryRowContext(ctx, s.q(`UPDATE billing_movements
+	e, err := scanEntry(s.db.queryRow(ctx, s.q(`UPDATE billing_movements
 		SET service_reference = CASE WHEN service_reference = '' THEN $4 ELSE service_reference END
 		WHERE callback_kind = $2 AND client_reference = $3 AND kind IS NOT NULL
 		RETURNING `+movementColumns), s.now(), key.Callback, key.ClientReference, serviceReference))
