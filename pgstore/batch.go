@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,11 @@ const (
 	batchStall = time.Second
 )
 
+// laneIdle is how long a lane waits for writes once the queue is empty before it ends.
+// A lane kept between statements spares each statement a new goroutine, which would grow
+// its stack to the driver's depth anew.
+const laneIdle = time.Second
+
 // batcher makes the like writes of many goroutines in few statements, as a group commit
 // does. A write that finds no statement under way starts one at once; one that arrives
 // while a statement runs waits, then goes in the next with every other write that
@@ -39,14 +45,17 @@ const (
 // of several writes fails, each caller makes its write alone under its own ctx, so that
 // one write the database refuses fails no other.
 type batcher[T, R any] struct {
-	key   func(T) string
-	run   func(ctx context.Context, items []T) ([]R, error) // one result per item, in order
-	stall time.Duration                                     // batchStall; tests shorten it
+	key     func(T) string
+	run     func(ctx context.Context, items []T) ([]R, error) // one result per item, in order
+	stall   time.Duration                                     // batchStall; tests shorten it
+	idleFor time.Duration                                     // laneIdle when zero; tests shorten it
 
 	mu        sync.Mutex
 	queue     []*batchWrite[T, R]
-	running   int       // lanes under way, at most batchLanes
-	lastStart time.Time // when the latest statement started
+	running   int             // lanes under way, at most batchLanes
+	idle      []chan struct{} // lanes waiting for writes, the latest last
+	lastStart time.Time       // when the latest statement started
+	keys      map[string]bool // next's, kept between batches
 
 	free  sync.Pool // *batchWrite[T, R] whose answer was taken: nothing sends on them again
 	items sync.Pool // *[]T, the items of a past statement
@@ -108,35 +117,96 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 }
 
 // openLaneLocked starts a lane for the writes waiting when none runs, or when every
-// statement under way has run for the stall (the latest started that long ago).
+// statement under way has run for the stall (the latest started that long ago): the
+// lane that waited last, or a new one.
 func (b *batcher[T, R]) openLaneLocked() {
 	if len(b.queue) == 0 || b.running >= batchLanes || (b.running > 0 && time.Since(b.lastStart) < b.stall) {
 		return
 	}
 	b.running++
-	go b.drain()
+	if n := len(b.idle); n > 0 {
+		wake := b.idle[n-1]
+		b.idle[n-1] = nil
+		b.idle = b.idle[:n-1]
+		wake <- struct{}{}
+		return
+	}
+	go b.lane()
+}
+
+// lane runs batches while writes wait, then waits for more, for laneIdle at most.
+func (b *batcher[T, R]) lane() {
+	wake := make(chan struct{}, 1) // openLaneLocked's: the lane is under way again
+	idleFor := cmp.Or(b.idleFor, laneIdle)
+	idle := time.NewTimer(idleFor)
+	defer idle.Stop()
+	stalled := b.stallTimer()
+	defer stalled.Stop()
+	for {
+		b.drainAs(wake, stalled)
+		idle.Reset(idleFor)
+		select {
+		case <-wake:
+			continue
+		case <-idle.C:
+		}
+		b.mu.Lock()
+		i := slices.Index(b.idle, wake)
+		if i >= 0 {
+			b.idle = slices.Delete(b.idle, i, i+1)
+		}
+		b.mu.Unlock()
+		if i >= 0 {
+			return
+		}
+		<-wake // the lane was taken as its wait ended
+	}
 }
 
 // drain runs batches, one after the other, until the queue is empty: one lane.
 func (b *batcher[T, R]) drain() {
+	stalled := b.stallTimer()
+	defer stalled.Stop()
+	b.drainAs(nil, stalled)
+}
+
+// drainAs runs batches until the queue is empty, then ends the lane, which waits on
+// wake when it has one. stalled is the lane's timer of a statement held up.
+func (b *batcher[T, R]) drainAs(wake chan struct{}, stalled *time.Timer) {
 	for {
-		batch := b.next()
+		batch := b.next(wake)
 		if len(batch) == 0 {
 			return
 		}
-		b.runBatch(batch)
+		b.runBatch(batch, stalled)
 	}
+}
+
+// stallTimer returns a stopped timer that, once reset, lets the writes that came while a
+// statement was held up take another lane.
+func (b *batcher[T, R]) stallTimer() *time.Timer {
+	t := time.AfterFunc(time.Hour, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.openLaneLocked()
+	})
+	t.Stop()
+	return t
 }
 
 // next takes the next batch from the queue: at most maxBatch writes, one per key, of
 // callers still waiting, in the order of their keys, so that the statements of all
 // batches, of every lane and every instance, take their rows' locks in one order and
-// never deadlock. It ends the lane when it finds none.
-func (b *batcher[T, R]) next() []*batchWrite[T, R] {
+// never deadlock. It ends the lane when it finds none; a lane with wake then waits on it.
+func (b *batcher[T, R]) next(wake chan struct{}) []*batchWrite[T, R] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var batch []*batchWrite[T, R]
-	keys := make(map[string]bool)
+	if b.keys == nil {
+		b.keys = make(map[string]bool)
+	}
+	keys := b.keys
+	defer clear(keys)
 	rest := b.queue[:0]
 	for _, w := range b.queue {
 		k := b.key(w.item)
@@ -153,6 +223,9 @@ func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	b.queue = rest
 	if len(batch) == 0 {
 		b.running--
+		if wake != nil {
+			b.idle = append(b.idle, wake)
+		}
 	} else {
 		b.lastStart = time.Now()
 	}
@@ -161,15 +234,11 @@ func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 }
 
 // runBatch makes one statement of batch and answers its callers.
-func (b *batcher[T, R]) runBatch(batch []*batchWrite[T, R]) {
+func (b *batcher[T, R]) runBatch(batch []*batchWrite[T, R], stalled *time.Timer) {
 	ctx, stop := untilAllGone(batch)
 	defer stop()
 	// Writes that came while this statement was held up take another lane.
-	stalled := time.AfterFunc(b.stall, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.openLaneLocked()
-	})
+	stalled.Reset(b.stall)
 	defer stalled.Stop()
 	held, _ := b.items.Get().(*[]T)
 	if held == nil {

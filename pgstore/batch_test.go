@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -274,4 +276,62 @@ func TestABatchThatPanicsFailsItsWritesNotTheProcess(t *testing.T) {
 		runtime.Gosched()
 	}
 	t.Fatal("lanes still counted as running long after the queue emptied")
+}
+
+// Statements one after the other run on one lane, kept between them: no goroutine of
+// its own for each statement.
+func TestBatcherKeepsItsLaneBetweenStatements(t *testing.T) {
+	var l batchLog
+	b := newTestBatcher(&l)
+	created := goroutinesCreated(t)
+	const writes = 50
+	for i := range writes {
+		if _, err := b.do(context.Background(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := goroutinesCreated(t) - created; n > 2 {
+		t.Fatalf("%d statements one after the other started %d goroutines; want one lane", writes, n)
+	}
+}
+
+// A lane that waited idleFor with nothing to write ends, and a later write starts
+// another.
+func TestBatcherLaneEndsWhenIdle(t *testing.T) {
+	var l batchLog
+	b := newTestBatcher(&l)
+	b.idleFor = time.Millisecond
+	if _, err := b.do(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		b.mu.Lock()
+		idle, running := len(b.idle), b.running
+		b.mu.Unlock()
+		if idle == 0 && running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a lane idle for 10 s has not ended (%d idle, %d running)", idle, running)
+		}
+	}
+	if got, err := b.do(context.Background(), 2); err != nil || got != 4 {
+		t.Fatalf("a write after the lane ended: %d, %v", got, err)
+	}
+}
+
+// goroutinesCreated reads how many goroutines the process has created. Without the
+// metric (before Go 1.26) the test is skipped, except under CI=true, where it fails.
+func goroutinesCreated(t testing.TB) uint64 {
+	t.Helper()
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		const why = "this Go has no /sched/goroutines-created metric: run the test with Go 1.26 or later"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	return s[0].Value.Uint64()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -85,15 +84,9 @@ func TestAContextEndingAfterItsStatementLeavesTheConnectionSound(t *testing.T) {
 // and database/sql's per query.
 func TestStatementsWatchTheirContextWithoutAGoroutine(t *testing.T) {
 	s, _ := storeOnOneConnection(t)
-	created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
-	metrics.Read(created)
-	if created[0].Value.Kind() != metrics.KindUint64 {
-		missing(t, "this Go has no /sched/goroutines-created metric (Go 1.26 or later has)")
-	}
 	stillOK(t, s) // the pool's connection is open
 	const statements = 40
-	metrics.Read(created)
-	before := created[0].Value.Uint64()
+	before := pgstore.GoroutinesCreated(t)
 	for range statements / 2 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := pgstore.Exec(s, ctx, "SELECT 1"); err != nil {
@@ -104,8 +97,7 @@ func TestStatementsWatchTheirContextWithoutAGoroutine(t *testing.T) {
 		}
 		cancel()
 	}
-	metrics.Read(created)
-	if n := created[0].Value.Uint64() - before; n >= statements/4 {
+	if n := pgstore.GoroutinesCreated(t) - before; n >= statements/4 {
 		t.Fatalf("%d statements under a context that can end started %d goroutines; want almost none", statements, n)
 	}
 }
