@@ -157,18 +157,33 @@ func (t *Tracker) release(ctx context.Context, ms []movement) {
 // holds no more claims of outcomes than it can report before their lease ends: as many
 // as its calls can make within half a lease at the pace the last calls took, at most
 // runBatch, and no more than one per call until a call has been timed.
+//
+// A report waits for a call in a queue, not on a goroutine of its own: the goroutine
+// that ends a call makes the next report waiting, so that a claim of many outcomes keeps
+// no more goroutines than calls, and none is started for each.
 type reporter struct {
-	slots       chan struct{}
 	wg          sync.WaitGroup
 	concurrency int
 	lease       time.Duration
 
 	mu       sync.Mutex
+	running  int                     // goroutines making reports, at most concurrency
+	queue    []queuedReport          // waiting for a call to end, the first claimed first
+	unwatch  func() bool             // stops watching the queue's context (see start)
 	freed    chan struct{}           // closed when a call ends, then replaced
-	claims   map[string]*reportClaim // the outcomes held, waiting for a slot or being reported
+	claims   map[string]*reportClaim // the outcomes held, waiting for a call or being reported
 	pending  int                     // reports taken on and not finished
 	pace     time.Duration           // how long a call takes, on the Clock: see took
 	measured bool                    // a call was timed
+}
+
+// queuedReport is a report taken on by start.
+type queuedReport struct {
+	id       string
+	c        *reportClaim
+	fn       func(*reportClaim)
+	giveBack func()
+	now      func() time.Time
 }
 
 // reportClaim is the claim of one outcome held by a reporter.
@@ -192,8 +207,7 @@ func (c *reportClaim) isLost() bool {
 }
 
 func newReporter(limit int, lease time.Duration) *reporter {
-	return &reporter{slots: make(chan struct{}, limit), concurrency: limit, lease: lease,
-		freed: make(chan struct{}), claims: map[string]*reportClaim{}}
+	return &reporter{concurrency: limit, lease: lease, freed: make(chan struct{}), claims: map[string]*reportClaim{}}
 }
 
 // free is how many more outcomes may be claimed now: what the calls can report within
@@ -250,69 +264,105 @@ func (r *reporter) renewed(c *reportClaim, until time.Time) {
 	}
 }
 
-// start runs fn, the report of outcome id claimed until until, on a goroutine of its own
-// once one of the limited slots is free, unless id is held already: a store may let a
-// claim go while its report is under way (a settle that changed it), and this instance
-// makes one call of an outcome at a time. A report is started only while its claim holds
-// (not lost, its lease not ended by now()): one that waited longer is dropped, and the
+// start runs fn, the report of outcome id claimed until until, once fewer than the
+// limit of calls are under way, unless id is held already: a store may let a claim go
+// while its report is under way (a settle that changed it), and this instance makes one
+// call of an outcome at a time. A report is started only while its claim holds (not
+// lost, its lease not ended by now()): one that waited longer is dropped, and the
 // instance holding it now reports it. Once ctx has ended, a report still waiting for a
-// slot calls giveBack instead of fn, so that its claim is not left to its lease.
+// call calls giveBack instead of fn, so that its claim is not left to its lease.
 func (r *reporter) start(ctx context.Context, id string, until time.Time, fn func(*reportClaim), giveBack func(), now func() time.Time) {
 	r.mu.Lock()
-	c, busy := r.claims[id]
-	if busy {
+	defer r.mu.Unlock()
+	if c, busy := r.claims[id]; busy {
 		if until.After(c.until) {
 			c.until = until // claimed again: it lasts that long at least
 		}
-	} else {
-		c = &reportClaim{until: until, lost: make(chan struct{})}
-		r.claims[id] = c
-		r.pending++
-	}
-	r.mu.Unlock()
-	if busy {
 		return
 	}
+	q := queuedReport{id: id, c: &reportClaim{until: until, lost: make(chan struct{})}, fn: fn, giveBack: giveBack, now: now}
+	r.claims[id] = q.c
+	r.pending++
 	r.wg.Add(1)
-	pool.Go(func() {
-		held := false
-		defer func() {
-			if held {
-				<-r.slots
-			}
-			r.mu.Lock()
-			delete(r.claims, id)
-			r.pending--
-			close(r.freed)
-			r.freed = make(chan struct{})
-			r.mu.Unlock()
-			r.wg.Done()
-		}()
-		// A free slot is taken even when ctx has just ended, so that a report claimed in
-		// the round Run ended on is made when it can be (its call then has the grace of
-		// a stopping Run); one still waiting for a slot is given back.
-		select {
-		case r.slots <- struct{}{}:
-			held = true
-		default:
-			select {
-			case r.slots <- struct{}{}:
-				held = true
-			case <-ctx.Done():
-			}
-		}
-		if !held {
-			giveBack() // stopping: another instance, or the next Run, may take it at once
-			return
+	// A call free is taken even when ctx has just ended, so that a report claimed in the
+	// round Run ended on is made when it can be (its call then has the grace of a
+	// stopping Run); one left waiting is given back.
+	if r.running < r.concurrency {
+		r.running++
+		pool.Go(func() { r.run(q) })
+		return
+	}
+	r.queue = append(r.queue, q)
+	if r.unwatch == nil {
+		r.unwatch = context.AfterFunc(ctx, r.giveBackQueued)
+	}
+}
+
+// run makes the report q, then the reports waiting, one after the other, until none
+// waits.
+func (r *reporter) run(q queuedReport) {
+	for {
+		r.mu.Lock()
+		ended := !q.now().Before(q.c.until)
+		r.mu.Unlock()
+		if !ended && !q.c.isLost() { // else another instance may hold it now: it reports it
+			q.fn(q.c)
 		}
 		r.mu.Lock()
-		ended := !now().Before(c.until)
-		r.mu.Unlock()
-		if ended || c.isLost() {
-			return // another instance may hold it now: it reports it
+		r.finishedLocked(q.id)
+		next, more := r.nextLocked()
+		if !more {
+			r.running--
 		}
-		fn(c)
-	})
+		r.mu.Unlock()
+		r.wg.Done()
+		if !more {
+			return
+		}
+		q = next
+	}
+}
+
+// nextLocked takes the first report waiting, if any.
+func (r *reporter) nextLocked() (queuedReport, bool) {
+	if len(r.queue) == 0 {
+		return queuedReport{}, false
+	}
+	q := r.queue[0]
+	r.queue[0] = queuedReport{}
+	r.queue = r.queue[1:]
+	if len(r.queue) == 0 {
+		r.queue = nil
+		r.unwatch()
+		r.unwatch = nil
+	}
+	return q, true
+}
+
+// giveBackQueued gives back, each on a goroutine of its own and all at once, the claims
+// of the reports waiting when the context of Run has ended.
+func (r *reporter) giveBackQueued() {
+	r.mu.Lock()
+	queue := r.queue
+	r.queue, r.unwatch = nil, nil
+	r.mu.Unlock()
+	for _, q := range queue {
+		pool.Go(func() {
+			defer r.wg.Done()
+			q.giveBack()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.finishedLocked(q.id)
+		})
+	}
+}
+
+// finishedLocked forgets the report of id and wakes those waiting for a call to end.
+func (r *reporter) finishedLocked(id string) {
+	delete(r.claims, id)
+	r.pending--
+	close(r.freed)
+	r.freed = make(chan struct{})
 }
 
 // ended returns a channel closed when the next call ends.
