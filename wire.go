@@ -261,6 +261,32 @@ var wireTimeLayouts = [...]string{
 	"2006-01-02 15:04:05Z07:00",
 }
 
+// timeLayoutsFor returns the layouts of wireTimeLayouts that may read s, the likelier
+// first, so that a time is not first tried, and its error built, in layouts it cannot
+// be in: every layout writes its date in ten characters and then T or a space, and a
+// time with a zone ends in Z or has a sign after its seconds. A layout left out would
+// have failed; one put first would have failed or been the one that reads s, as the
+// layouts of one separator never read the same text.
+func timeLayoutsFor(s string) []string {
+	if len(s) <= 10 || (s[10] != 'T' && s[10] != ' ') {
+		return nil
+	}
+	sep, zone := 0, 0
+	if s[10] == ' ' {
+		sep = 1
+	}
+	if strings.HasSuffix(s, "Z") || len(s) > 19 && strings.ContainsAny(s[19:], "+-") {
+		zone = 1
+	}
+	return timeLayoutOrders[sep][zone]
+}
+
+// timeLayoutOrders are wireTimeLayouts by separator (T, space) and zone (none, one).
+var timeLayoutOrders = [2][2][]string{
+	{{wireTimeLayouts[1], wireTimeLayouts[0]}, {wireTimeLayouts[0], wireTimeLayouts[1]}},
+	{{wireTimeLayouts[2], wireTimeLayouts[3]}, {wireTimeLayouts[3], wireTimeLayouts[2]}},
+}
+
 // maxTimeLiteral bounds the text of a timestamp: the longest layout with nine
 // fractional digits and a zone is 35 characters.
 const maxTimeLiteral = 40
@@ -286,7 +312,7 @@ func readTime(b []byte) wireTime {
 	if s = strings.TrimSpace(s); s == "" {
 		return wireTime{}
 	}
-	for _, layout := range wireTimeLayouts {
+	for _, layout := range timeLayoutsFor(s) {
 		if v, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			if v = v.UTC(); v.Year() < 0 || v.Year() > 9999 {
 				break // a zone offset pushed it outside the years RFC 3339 can write

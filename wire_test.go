@@ -590,3 +590,50 @@ func checkAgainstRationals(t *testing.T, literal string, a wireAmount) {
 		t.Fatalf("%q is %s minor units, which int64 holds, yet refused: %v", literal, cents.RatString(), err)
 	}
 }
+
+// readTime tries only the layouts a timestamp's shape allows, and reads every text as
+// trying each layout in turn does: the product of dates, separators, clocks, fractions,
+// zones and trailing text, each quoted as the wire writes it.
+func TestWireTimeLayoutsChosenByShapeReadAsEveryLayout(t *testing.T) {
+	byEveryLayout := func(s string) (time.Time, bool) {
+		for _, layout := range wireTimeLayouts {
+			if v, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+				if v = v.UTC(); v.Year() < 0 || v.Year() > 9999 {
+					return time.Time{}, false
+				}
+				return v, true
+			}
+		}
+		return time.Time{}, false
+	}
+	dates := []string{"2025-01-01", "0000-01-01", "9999-12-31", "2025-13-01", "2025-1-01", "25-01-01"}
+	seps := []string{"T", " ", "t", "_", ""}
+	clocks := []string{"10:15:29", "23:59:60", "1:15:29", "10:15", ""}
+	fractions := []string{"", ".4", ".123456789", ",5", "."}
+	zones := []string{"", "Z", "z", "+02:00", "-05:30", "+25:00", "+0200", " +01:00", "-", "+"}
+	tails := []string{"", " ", "x", "Z"}
+	cases := 0
+	for _, d := range dates {
+		for _, sep := range seps {
+			for _, c := range clocks {
+				for _, f := range fractions {
+					for _, z := range zones {
+						for _, tail := range tails {
+							s := d + sep + c + f + z + tail
+							cases++
+							got := readTime([]byte(`"` + s + `"`))
+							want, ok := byEveryLayout(strings.TrimSpace(s))
+							if strings.TrimSpace(s) == "" {
+								continue
+							}
+							if ok != (got.err == nil) || !want.Equal(got.at) {
+								t.Fatalf("%q read as %v, %v; each layout in turn reads %v, %v", s, got.at, got.err, want, ok)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d timestamps", cases)
+}
