@@ -168,9 +168,10 @@ type reporter struct {
 
 	mu       sync.Mutex
 	running  int                     // goroutines making reports, at most concurrency
-	queue    []queuedReport          // waiting for a call to end, the first claimed first
+	queue    []queuedReport          // waiting for a call to end from queue[head], the first claimed first
+	head     int                     // the first waiting
 	unwatch  func() bool             // stops watching the queue's context (see start)
-	freed    chan struct{}           // closed when a call ends, then replaced
+	freed    chan struct{}           // closed when a call ends; made by ended, for its callers
 	claims   map[string]*reportClaim // the outcomes held, waiting for a call or being reported
 	pending  int                     // reports taken on and not finished
 	pace     time.Duration           // how long a call takes, on the Clock: see took
@@ -207,7 +208,7 @@ func (c *reportClaim) isLost() bool {
 }
 
 func newReporter(limit int, lease time.Duration) *reporter {
-	return &reporter{concurrency: limit, lease: lease, freed: make(chan struct{}), claims: map[string]*reportClaim{}}
+	return &reporter{concurrency: limit, lease: lease, claims: map[string]*reportClaim{}}
 }
 
 // free is how many more outcomes may be claimed now: what the calls can report within
@@ -325,14 +326,14 @@ func (r *reporter) run(q queuedReport) {
 
 // nextLocked takes the first report waiting, if any.
 func (r *reporter) nextLocked() (queuedReport, bool) {
-	if len(r.queue) == 0 {
+	if r.head == len(r.queue) {
 		return queuedReport{}, false
 	}
-	q := r.queue[0]
-	r.queue[0] = queuedReport{}
-	r.queue = r.queue[1:]
-	if len(r.queue) == 0 {
-		r.queue = nil
+	q := r.queue[r.head]
+	r.queue[r.head] = queuedReport{}
+	r.head++
+	if r.head == len(r.queue) { // emptied: its room serves the next claims
+		r.queue, r.head = r.queue[:0], 0
 		r.unwatch()
 		r.unwatch = nil
 	}
@@ -343,8 +344,8 @@ func (r *reporter) nextLocked() (queuedReport, bool) {
 // of the reports waiting when the context of Run has ended.
 func (r *reporter) giveBackQueued() {
 	r.mu.Lock()
-	queue := r.queue
-	r.queue, r.unwatch = nil, nil
+	queue := r.queue[r.head:]
+	r.queue, r.head, r.unwatch = nil, 0, nil
 	r.mu.Unlock()
 	for _, q := range queue {
 		pool.Go(func() {
@@ -361,14 +362,19 @@ func (r *reporter) giveBackQueued() {
 func (r *reporter) finishedLocked(id string) {
 	delete(r.claims, id)
 	r.pending--
-	close(r.freed)
-	r.freed = make(chan struct{})
+	if r.freed != nil {
+		close(r.freed)
+		r.freed = nil
+	}
 }
 
 // ended returns a channel closed when the next call ends.
 func (r *reporter) ended() <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.freed == nil {
+		r.freed = make(chan struct{})
+	}
 	return r.freed
 }
 
