@@ -187,8 +187,9 @@ type storeClock struct {
 
 // HeedsContext reports whether every call of the store returns by the end of its
 // context (storekit.ContextHeeder): true when db's connections are pgx's stdlib driver's,
-// whose default ends a statement's wait on the network when its context ends, and which
-// the store's fault tests run against a database gone silent. database/sql gives up its
+// where the store ends a statement's reads and writes on the network when its context
+// ends, by setting the connection's deadline to the past (see conn.on), and which the
+// store's fault tests run against a database gone silent. database/sql gives up its
 // wait for a connection at the context's end, and a write batched with others gives up
 // its wait for the batch. A Tracker then makes the store's calls on its own goroutines
 // instead of handing each to another. Other drivers may wait on a dead connection past
