@@ -3,13 +3,13 @@ package billing
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/billingsdk/billing-go/internal/goroutines"
 )
 
 // Reports claimed beyond the calls free wait in the reporter's queue, not on goroutines
@@ -20,14 +20,14 @@ func TestReportsWaitingForACallHoldNoGoroutine(t *testing.T) {
 	now := time.Now()
 	release := make(chan struct{})
 	var made atomic.Int64
-	before := goroutinesCreated(t)
+	before := goroutines.Created(t)
 	for i := range reports {
 		r.start(context.Background(), fmt.Sprintf("outcome%d", i), now.Add(time.Minute), func(*reportClaim) {
 			<-release
 			made.Add(1)
 		}, func() { t.Error("a report was given back while its Run went on") }, func() time.Time { return now })
 	}
-	assert.LessOrEqual(t, goroutinesCreated(t)-before, uint64(calls), "goroutines started for %d reports with %d calls", reports, calls)
+	assert.LessOrEqual(t, goroutines.Created(t)-before, uint64(calls), "goroutines started for %d reports with %d calls", reports, calls)
 	assert.Equal(t, calls-reports, r.free(), "every report taken on is held")
 	close(release)
 	r.wait()
@@ -62,20 +62,4 @@ func TestReportsWaitingWhenRunEndsAreGivenBack(t *testing.T) {
 	assert.Equal(t, int64(1), made.Load())
 	assert.Equal(t, int64(reports-1), givenBack.Load())
 	assert.Equal(t, 1, r.free())
-}
-
-// goroutinesCreated reads how many goroutines the process has created. Without the
-// metric (before Go 1.26) the test is skipped, except under CI=true, where it fails.
-func goroutinesCreated(t testing.TB) uint64 {
-	t.Helper()
-	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		const why = "this Go has no /sched/goroutines-created metric: run the test with Go 1.26 or later"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
-	return s[0].Value.Uint64()
 }

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/billingsdk/billing-go/internal/goroutines"
 )
 
 // batchLog is a batcher's run that doubles each item and records its batches. It fails
@@ -283,14 +283,14 @@ func TestABatchThatPanicsFailsItsWritesNotTheProcess(t *testing.T) {
 func TestBatcherKeepsItsLaneBetweenStatements(t *testing.T) {
 	var l batchLog
 	b := newTestBatcher(&l)
-	created := goroutinesCreated(t)
+	created := goroutines.Created(t)
 	const writes = 50
 	for i := range writes {
 		if _, err := b.do(context.Background(), i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := goroutinesCreated(t) - created; n > 2 {
+	if n := goroutines.Created(t) - created; n > 2 {
 		t.Fatalf("%d statements one after the other started %d goroutines; want one lane", writes, n)
 	}
 }
@@ -318,20 +318,4 @@ func TestBatcherLaneEndsWhenIdle(t *testing.T) {
 	if got, err := b.do(context.Background(), 2); err != nil || got != 4 {
 		t.Fatalf("a write after the lane ended: %d, %v", got, err)
 	}
-}
-
-// goroutinesCreated reads how many goroutines the process has created. Without the
-// metric (before Go 1.26) the test is skipped, except under CI=true, where it fails.
-func goroutinesCreated(t testing.TB) uint64 {
-	t.Helper()
-	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		const why = "this Go has no /sched/goroutines-created metric: run the test with Go 1.26 or later"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
-	return s[0].Value.Uint64()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billingsdk/billing-go/internal/goroutines"
 	"github.com/billingsdk/billing-go/pgstore"
 )
 
@@ -86,7 +87,7 @@ func TestStatementsWatchTheirContextWithoutAGoroutine(t *testing.T) {
 	s, _ := storeOnOneConnection(t)
 	stillOK(t, s) // the pool's connection is open
 	const statements = 40
-	before := pgstore.GoroutinesCreated(t)
+	before := goroutines.Created(t)
 	for range statements / 2 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := pgstore.Exec(s, ctx, "SELECT 1"); err != nil {
@@ -97,7 +98,7 @@ func TestStatementsWatchTheirContextWithoutAGoroutine(t *testing.T) {
 		}
 		cancel()
 	}
-	if n := pgstore.GoroutinesCreated(t) - before; n >= statements/4 {
+	if n := goroutines.Created(t) - before; n >= statements/4 {
 		t.Fatalf("%d statements under a context that can end started %d goroutines; want almost none", statements, n)
 	}
 }

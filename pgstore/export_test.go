@@ -77,9 +77,6 @@ const LastRecordedVersion = lastRecordedVersion
 // other than pgx's.
 var ArrayArgs = arrayArgs
 
-// GoroutinesCreated reads how many goroutines the process has created.
-var GoroutinesCreated = goroutinesCreated
-
 // Exec runs query as the store runs its statements that return no rows.
 func Exec(s *Store, ctx context.Context, query string, args ...any) error {
 	_, err := s.db.ExecContext(ctx, query, args...)
