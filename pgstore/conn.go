@@ -187,6 +187,9 @@ type statements interface {
 // another for every query's rows: two goroutines, and a hand-off to each, for what one
 // function registered on the context does. The connection ends as pgx ends it on a
 // cancelled context (its default), and a pooler or the database sees a client gone.
+// A statement the driver refused before it began, its connection found broken
+// (driver.ErrBadConn: reset while it sat in the pool), is handed to database/sql, which
+// makes it again as it makes its own: on other pooled connections, then on a new one.
 // Other drivers, and a context that never ends, run on the pool as they are.
 func (c conn) on(ctx context.Context, fn func(context.Context, statements) error) error {
 	if !c.pgx || ctx.Done() == nil {
@@ -212,11 +215,16 @@ func (c conn) on(ctx context.Context, fn func(context.Context, statements) error
 		// The connection's deadline is past, and a statement may have stopped midway:
 		// it serves no other.
 		_ = one.Raw(func(any) error { return driver.ErrBadConn })
+		one.Close()
 		if err != nil {
 			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 		}
+		return err
 	}
-	one.Close()
+	one.Close() // database/sql closed it already if the driver called it bad
+	if errors.Is(err, driver.ErrBadConn) && ctx.Err() == nil {
+		return fn(ctx, c.db)
+	}
 	return err
 }
 

@@ -2,7 +2,9 @@ package pgstore_test
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"testing"
@@ -123,5 +125,36 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waited 10 s for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond) // the database's state, polled
+	}
+}
+
+// A statement whose connection the driver finds broken before the statement began
+// (driver.ErrBadConn: the database's end reset it while it sat in the pool) is made
+// again on another connection, as database/sql makes its own.
+func TestAStatementRefusedBeforeItBeganIsMadeAgain(t *testing.T) {
+	proxy, through := startProxy(t)
+	admin := freshSchema(t)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "billing_test_" + hex.EncodeToString(b)
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	db := openThrough(t, through, schema)
+	db.SetMaxOpenConns(1) // the one connection is the one reset
+	s, err := pgstore.NewWithOptions(context.Background(), db, pgstore.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		stillOK(t, s) // used within the second: pgx pings no connection before reusing it
+		proxy.ResetAll()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := pgstore.Exec(s, ctx, "SELECT 1")
+		cancel()
+		if err != nil {
+			t.Fatalf("a statement on a connection reset in the pool: %v", err)
+		}
 	}
 }
