@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/billingsdk/billing-go/internal/goroutines"
 	"github.com/billingsdk/billing-go/storekit"
 )
 
@@ -134,14 +134,6 @@ func newHeedingStore(t *testing.T, open storekit.Store) heedingStore {
 
 func (heedingStore) HeedsContext() bool { return true }
 
-// goroutine returns the running goroutine's number, from its stack's first line.
-func goroutine() string {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
-	return id
-}
-
 func newHangStore(t *testing.T, open storekit.Store) *hangStore {
 	h := &hangStore{open: open, release: make(chan struct{}), calls: make(chan string, 1000)}
 	t.Cleanup(func() { close(h.release) })
@@ -154,7 +146,7 @@ func (h *hangStore) hang(ctx context.Context, name string) bool {
 	}
 	h.calls <- name
 	if h.heeds {
-		h.goroutines <- goroutine()
+		h.goroutines <- goroutines.ID()
 		<-ctx.Done()
 		return true
 	}
@@ -389,7 +381,7 @@ func TestAStoreThatHeedsItsContextIsCalledOnTheCallersGoroutine(t *testing.T) {
 			caller := make(chan string, 1)
 			done := make(chan []reflect.Value, 1)
 			go func() {
-				caller <- goroutine()
+				caller <- goroutines.ID()
 				done <- reflect.ValueOf(tr.Store()).MethodByName(m.Name).Call(args)
 			}()
 			require.Equal(t, m.Name, <-heed.calls, "the call reached the store")

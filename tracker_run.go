@@ -7,7 +7,13 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/billingsdk/billing-go/internal/workers"
 )
+
+// pool runs the Tracker's status checks, reports and bounded store calls on goroutines
+// kept between calls (see workers.Pool), shared with pgstore's batched statements.
+var pool = workers.Shared
 
 // runBatch is how many movements, and how many outcomes, one round of Run claims.
 const runBatch = 100

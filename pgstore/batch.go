@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/billingsdk/billing-go/internal/workers"
 )
 
 // maxBatch is how many writes one statement of a batcher makes at most.
@@ -24,11 +25,6 @@ const (
 	batchLanes = 4
 	batchStall = time.Second
 )
-
-// laneIdle is how long a lane waits for writes once the queue is empty before it ends.
-// A lane kept between statements spares each statement a new goroutine, which would grow
-// its stack to the driver's depth anew.
-const laneIdle = time.Second
 
 // batcher makes the like writes of many goroutines in few statements, as a group commit
 // does. A write that finds no statement under way starts one at once; one that arrives
@@ -45,15 +41,13 @@ const laneIdle = time.Second
 // of several writes fails, each caller makes its write alone under its own ctx, so that
 // one write the database refuses fails no other.
 type batcher[T, R any] struct {
-	key     func(T) string
-	run     func(ctx context.Context, items []T) ([]R, error) // one result per item, in order
-	stall   time.Duration                                     // batchStall; tests shorten it
-	idleFor time.Duration                                     // laneIdle when zero; tests shorten it
+	key   func(T) string
+	run   func(ctx context.Context, items []T) ([]R, error) // one result per item, in order
+	stall time.Duration                                     // batchStall; tests shorten it
 
 	mu        sync.Mutex
 	queue     []*batchWrite[T, R]
 	running   int             // lanes under way, at most batchLanes
-	idle      []chan struct{} // lanes waiting for writes, the latest last
 	lastStart time.Time       // when the latest statement started
 	keys      map[string]bool // next's, kept between batches
 
@@ -117,64 +111,23 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 }
 
 // openLaneLocked starts a lane for the writes waiting when none runs, or when every
-// statement under way has run for the stall (the latest started that long ago): the
-// lane that waited last, or a new one.
+// statement under way has run for the stall (the latest started that long ago). A lane
+// runs on the process's pooled goroutines (workers.Shared), which keep their stacks
+// grown to the driver's depth between statements.
 func (b *batcher[T, R]) openLaneLocked() {
 	if len(b.queue) == 0 || b.running >= batchLanes || (b.running > 0 && time.Since(b.lastStart) < b.stall) {
 		return
 	}
 	b.running++
-	if n := len(b.idle); n > 0 {
-		wake := b.idle[n-1]
-		b.idle[n-1] = nil
-		b.idle = b.idle[:n-1]
-		wake <- struct{}{}
-		return
-	}
-	go b.lane()
-}
-
-// lane runs batches while writes wait, then waits for more, for laneIdle at most.
-func (b *batcher[T, R]) lane() {
-	wake := make(chan struct{}, 1) // openLaneLocked's: the lane is under way again
-	idleFor := cmp.Or(b.idleFor, laneIdle)
-	idle := time.NewTimer(idleFor)
-	defer idle.Stop()
-	stalled := b.stallTimer()
-	defer stalled.Stop()
-	for {
-		b.drainAs(wake, stalled)
-		idle.Reset(idleFor)
-		select {
-		case <-wake:
-			continue
-		case <-idle.C:
-		}
-		b.mu.Lock()
-		i := slices.Index(b.idle, wake)
-		if i >= 0 {
-			b.idle = slices.Delete(b.idle, i, i+1)
-		}
-		b.mu.Unlock()
-		if i >= 0 {
-			return
-		}
-		<-wake // the lane was taken as its wait ended
-	}
+	workers.Shared.Go(b.drain)
 }
 
 // drain runs batches, one after the other, until the queue is empty: one lane.
 func (b *batcher[T, R]) drain() {
 	stalled := b.stallTimer()
 	defer stalled.Stop()
-	b.drainAs(nil, stalled)
-}
-
-// drainAs runs batches until the queue is empty, then ends the lane, which waits on
-// wake when it has one. stalled is the lane's timer of a statement held up.
-func (b *batcher[T, R]) drainAs(wake chan struct{}, stalled *time.Timer) {
 	for {
-		batch := b.next(wake)
+		batch := b.next()
 		if len(batch) == 0 {
 			return
 		}
@@ -183,7 +136,7 @@ func (b *batcher[T, R]) drainAs(wake chan struct{}, stalled *time.Timer) {
 }
 
 // stallTimer returns a stopped timer that, once reset, lets the writes that came while a
-// statement was held up take another lane.
+// statement was held up take another lane: one for every statement of a lane.
 func (b *batcher[T, R]) stallTimer() *time.Timer {
 	t := time.AfterFunc(time.Hour, func() {
 		b.mu.Lock()
@@ -197,8 +150,8 @@ func (b *batcher[T, R]) stallTimer() *time.Timer {
 // next takes the next batch from the queue: at most maxBatch writes, one per key, of
 // callers still waiting, in the order of their keys, so that the statements of all
 // batches, of every lane and every instance, take their rows' locks in one order and
-// never deadlock. It ends the lane when it finds none; a lane with wake then waits on it.
-func (b *batcher[T, R]) next(wake chan struct{}) []*batchWrite[T, R] {
+// never deadlock. It ends the lane when it finds none.
+func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var batch []*batchWrite[T, R]
@@ -223,9 +176,6 @@ func (b *batcher[T, R]) next(wake chan struct{}) []*batchWrite[T, R] {
 	b.queue = rest
 	if len(batch) == 0 {
 		b.running--
-		if wake != nil {
-			b.idle = append(b.idle, wake)
-		}
 	} else {
 		b.lastStart = time.Now()
 	}

@@ -1,11 +1,12 @@
 // Package goroutines reads, for tests, how many goroutines the process has started, so
-// that a test can hold a path to starting none.
+// that a test can hold a path to starting none, and which goroutine runs the caller.
 package goroutines
 
 import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"testing"
 )
 
@@ -26,4 +27,12 @@ func Created(t testing.TB) uint64 {
 		t.Skip(why)
 	}
 	return s[0].Value.Uint64()
+}
+
+// ID returns the number of the goroutine that calls it, as runtime.Stack writes it.
+func ID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }

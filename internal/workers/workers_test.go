@@ -1,4 +1,4 @@
-package billing
+package workers
 
 import (
 	"runtime"
@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/billingsdk/billing-go/internal/goroutines"
 )
 
 // runAtOnce hands w n tasks that all wait until every one has started, so that none
 // could have run after another, then waits until idle of their workers wait again.
-func runAtOnce(w *workers, n, idle int) {
+func runAtOnce(w *Pool, n, idle int) {
 	release := make(chan struct{})
 	var started, done sync.WaitGroup
 	started.Add(n)
@@ -25,7 +27,7 @@ func runAtOnce(w *workers, n, idle int) {
 	started.Wait()
 	close(release)
 	done.Wait()
-	for w.waiting() < idle {
+	for w.Waiting() < idle {
 		runtime.Gosched() // the workers park or end
 	}
 }
@@ -34,30 +36,30 @@ func runAtOnce(w *workers, n, idle int) {
 // status check must never queue behind a hung store call), and once they end at most
 // maxIdle workers stay, one of which takes the next task.
 func TestWorkersRunEveryTaskAtOnceAndKeepFewIdle(t *testing.T) {
-	w := newWorkers(4)
+	w := New(4)
 	runAtOnce(w, 100, 4)
-	assert.Equal(t, 4, w.waiting())
+	assert.Equal(t, 4, w.Waiting())
 	ran := make(chan struct{})
 	w.Go(func() { close(ran) })
 	<-ran
-	for w.waiting() < 4 {
+	for w.Waiting() < 4 {
 		runtime.Gosched()
 	}
-	assert.Equal(t, 4, w.waiting(), "the next task ran on an idle worker, which waits again")
+	assert.Equal(t, 4, w.Waiting(), "the next task ran on an idle worker, which waits again")
 }
 
 // The worker that waited last takes the next task: under a steady load of one task at
 // a time, one worker runs them all and the others wait untouched (the collector shrinks
 // a waiting goroutine's stack, which a task on it then grows again).
 func TestWorkersHandTheNextTaskToTheLatestIdle(t *testing.T) {
-	w := newWorkers(8)
+	w := New(8)
 	runAtOnce(w, 8, 8)
 	ran := map[string]int{}
 	where := make(chan string)
 	for range 100 {
-		w.Go(func() { where <- goroutine() })
+		w.Go(func() { where <- goroutines.ID() })
 		ran[<-where]++
-		for w.waiting() < 8 {
+		for w.Waiting() < 8 {
 			runtime.Gosched() // the worker waits again
 		}
 	}
