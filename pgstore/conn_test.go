@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/internal/goroutines"
 	"github.com/billingsdk/billing-go/pgstore"
+	"github.com/billingsdk/billing-go/storekit"
+	"github.com/billingsdk/billing-go/storetest"
 )
 
 // storeOnOneConnection returns a store whose pool holds one connection, so that a
@@ -157,4 +160,18 @@ func TestAStatementRefusedBeforeItBeganIsMadeAgain(t *testing.T) {
 			t.Fatalf("a statement on a connection reset in the pool: %v", err)
 		}
 	}
+}
+
+// Every call of the store conformance suite, made as a Tracker makes its own: through
+// Tracker.Store, each under a deadline of its own, so that each statement runs on a
+// connection taken for it and is watched by a function on its context (conn.on).
+func TestStoreConformanceUnderDeadlines(t *testing.T) {
+	databaseURL(t)
+	storetest.Run(t, func(t *testing.T) storekit.Store {
+		c, err := billing.NewClient(billing.WithBaseURL("http://127.0.0.1:1"), billing.WithClientCredentials("id", "secret"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return billing.NewTracker(c, billing.TrackerOptions{Store: newStore(t)}).Store()
+	})
 }
