@@ -2,12 +2,12 @@ package pgstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/billingsdk/billing-go/storekit"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // This file keeps the Tracker's unsuccessful tries on each movement (storekit.AttemptLog)
@@ -95,9 +95,9 @@ func (s *Store) Attempts(ctx context.Context, key storekit.MovementKey) ([]store
 			ON m.callback_kind = a.callback_kind AND m.client_reference = a.client_reference AND m.started_at = a.started_at
 		WHERE a.callback_kind = $2 AND a.client_reference = $3 AND m.kind IS NOT NULL
 		ORDER BY a.at, a.what, a.n
-		LIMIT `+strconv.Itoa(2*storekit.MaxAttempts)), []any{s.now(), key.Callback, key.ClientReference}, func(rows *sql.Rows) error {
+		LIMIT `+strconv.Itoa(2*storekit.MaxAttempts)), []any{s.now(), key.Callback, key.ClientReference}, func(rows scanner) error {
 		a := storekit.Attempt{Key: key}
-		var at sql.NullTime
+		var at pgtype.Timestamptz
 		var skew int64
 		if err := rows.Scan(&a.What, &a.N, &at, &a.Owner, &a.Answer, &a.Error, &skew); err != nil {
 			return err

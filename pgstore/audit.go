@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/billingsdk/billing-go/storekit"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // This file is what an operator's view reads and writes (storekit.Inspector and
@@ -84,7 +85,7 @@ func (s *Store) List(ctx context.Context, q storekit.ListQuery) ([]storekit.List
 	var r entryRow
 	err := s.db.query(ctx, s.q(`SELECT contradictions > 0, `+movementColumns+` FROM billing_movements
 		WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY `+listedAt+` DESC, callback_kind, client_reference LIMIT `+strconv.Itoa(limit+1)), args, func(rows *sql.Rows) error {
+		ORDER BY `+listedAt+` DESC, callback_kind, client_reference LIMIT `+strconv.Itoa(limit+1)), args, func(rows scanner) error {
 		var contradicted bool
 		e, err := r.scan(prefixed{rows, []any{&contradicted}})
 		if err != nil {
@@ -118,7 +119,7 @@ func (s *Store) Summarize(ctx context.Context, now time.Time) (storekit.Summary,
 		return storekit.Summary{}, &storekit.ValidationError{Field: "now", Rule: "is required"}
 	}
 	sum := storekit.Summary{Settled: map[string]int{}}
-	var oldest sql.NullTime
+	var oldest pgtype.Timestamptz
 	var skew int64
 	err := s.db.queryRow(ctx, s.q(`SELECT
 			count(*) FILTER (WHERE `+listStates[storekit.ListPending]+`),
@@ -135,7 +136,7 @@ func (s *Store) Summarize(ctx context.Context, now time.Time) (storekit.Summary,
 	}
 	sum.OldestOverdue = callerTime(oldest, skew)
 	err = s.db.query(ctx, s.q(`SELECT state, count(*) FROM billing_movements
-		WHERE kind IS NOT NULL AND outcome_id IS NOT NULL GROUP BY state`), nil, func(rows *sql.Rows) error {
+		WHERE kind IS NOT NULL AND outcome_id IS NOT NULL GROUP BY state`), nil, func(rows scanner) error {
 		var state string
 		var n int
 		if err := rows.Scan(&state, &n); err != nil {
@@ -156,7 +157,7 @@ func (s *Store) Contradiction(ctx context.Context, key storekit.MovementKey) (*s
 		return nil, err
 	}
 	c := storekit.Contradiction{Key: key}
-	var at, last sql.NullTime
+	var at, last pgtype.Timestamptz
 	var skew int64
 	err := s.db.queryRow(ctx, s.q(`SELECT contradicted_state, contradicted_body, contradicted_at, contradicted_last_at, contradictions, {skew}
 		FROM billing_movements WHERE callback_kind = $2 AND client_reference = $3 AND contradictions > 0`),
@@ -215,9 +216,9 @@ func (s *Store) Audits(ctx context.Context, key storekit.MovementKey) ([]storeki
 	var out []storekit.AuditRecord
 	err := s.db.query(ctx, s.q(`SELECT action, actor, reason, at, before_state, after_state, outcome_id, {skew} FROM (
 			SELECT * FROM billing_audit WHERE callback_kind = $2 AND client_reference = $3 ORDER BY at DESC, recorded_at DESC LIMIT `+
-		strconv.Itoa(storekit.MaxAudits)+`) AS latest ORDER BY at, recorded_at`), []any{s.now(), key.Callback, key.ClientReference}, func(rows *sql.Rows) error {
+		strconv.Itoa(storekit.MaxAudits)+`) AS latest ORDER BY at, recorded_at`), []any{s.now(), key.Callback, key.ClientReference}, func(rows scanner) error {
 		a := storekit.AuditRecord{Key: key}
-		var at sql.NullTime
+		var at pgtype.Timestamptz
 		var skew int64
 		if err := rows.Scan(&a.Action, &a.Actor, &a.Reason, &at, &a.Before, &a.After, &a.OutcomeID, &skew); err != nil {
 			return err

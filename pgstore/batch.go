@@ -58,6 +58,7 @@ type batcher[T, R any] struct {
 type batchWrite[T, R any] struct {
 	ctx  context.Context
 	item T
+	key  string              // b.key(item), taken once
 	done chan batchResult[R] // buffered: the statement never waits for its caller
 }
 
@@ -79,7 +80,7 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	if w == nil {
 		w = &batchWrite[T, R]{done: make(chan batchResult[R], 1)}
 	}
-	w.ctx, w.item = ctx, item
+	w.ctx, w.item, w.key = ctx, item, b.key(item)
 	b.mu.Lock()
 	b.queue = append(b.queue, w)
 	b.openLaneLocked()
@@ -97,7 +98,7 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	}
 	// The one answer was taken and the lane is done with w: it may serve another write.
 	var zero T
-	w.ctx, w.item = nil, zero
+	w.ctx, w.item, w.key = nil, zero, ""
 	b.free.Put(w)
 	if errors.Is(r.err, errAlone) {
 		vals, err := b.run(ctx, []T{item})
@@ -162,7 +163,7 @@ func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	defer clear(keys)
 	rest := b.queue[:0]
 	for _, w := range b.queue {
-		k := b.key(w.item)
+		k := w.key
 		switch {
 		case w.ctx.Err() != nil: // its caller has gone: it is not made
 		case len(batch) < maxBatch && !keys[k]:
@@ -179,7 +180,7 @@ func (b *batcher[T, R]) next() []*batchWrite[T, R] {
 	} else {
 		b.lastStart = time.Now()
 	}
-	slices.SortFunc(batch, func(x, y *batchWrite[T, R]) int { return strings.Compare(b.key(x.item), b.key(y.item)) })
+	slices.SortFunc(batch, func(x, y *batchWrite[T, R]) int { return strings.Compare(x.key, y.key) })
 	return batch
 }
 

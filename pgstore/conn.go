@@ -120,7 +120,7 @@ func arrayLiteralOf(v any) (arrayLiteral, bool) {
 func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	var res sql.Result
 	err := c.on(ctx, func(ctx context.Context, q statements) (err error) {
-		res, err = q.ExecContext(ctx, query, c.args(args)...)
+		res, err = q.exec(ctx, query, c.args(args))
 		return err
 	})
 	return res, err
@@ -129,9 +129,9 @@ func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // query runs query and calls each on its rows, one after the other, until each returns
 // an error: the rows are read before the statement's connection goes back to the pool
 // (see on).
-func (c conn) query(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
+func (c conn) query(ctx context.Context, query string, args []any, each func(scanner) error) error {
 	return c.on(ctx, func(ctx context.Context, q statements) error {
-		return eachRow(q.QueryContext(ctx, query, c.args(args)...))(each)
+		return q.query(ctx, query, c.args(args), each)
 	})
 }
 
@@ -158,7 +158,7 @@ type row struct {
 // is sql.ErrNoRows.
 func (r row) Scan(dest ...any) error {
 	found := false
-	err := r.c.query(r.ctx, r.query, r.args, func(rows *sql.Rows) error {
+	err := r.c.query(r.ctx, r.query, r.args, func(rows scanner) error {
 		if found {
 			return nil
 		}
@@ -171,61 +171,138 @@ func (r row) Scan(dest ...any) error {
 	return err
 }
 
-// statements is where on runs a statement: the pool, or one connection of it.
+// statements is where on runs a statement: database/sql's pool or transaction, or one
+// pgx connection of the pool.
 type statements interface {
-	ExecContext(context.Context, string, ...any) (sql.Result, error)
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	exec(ctx context.Context, query string, args []any) (sql.Result, error)
+	// query calls each on every row of the answer, until each returns an error.
+	query(ctx context.Context, query string, args []any, each func(scanner) error) error
+}
+
+// sqlStatements run through database/sql.
+type sqlStatements struct {
+	q interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}
+}
+
+func (s sqlStatements) exec(ctx context.Context, query string, args []any) (sql.Result, error) {
+	return s.q.ExecContext(ctx, query, args...)
+}
+
+func (s sqlStatements) query(ctx context.Context, query string, args []any, each func(scanner) error) error {
+	rows, err := s.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// pgxStatements run on one pgx connection, as pgx's own: their rows are read into the
+// destinations without database/sql's pass through driver values, which boxes every
+// column of every row.
+type pgxStatements struct{ c *pgx.Conn }
+
+func (p pgxStatements) exec(ctx context.Context, query string, args []any) (sql.Result, error) {
+	tag, err := p.c.Exec(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rowsAffected(tag.RowsAffected()), nil
+}
+
+func (p pgxStatements) query(ctx context.Context, query string, args []any, each func(scanner) error) error {
+	rows, err := p.c.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// rowsAffected is the sql.Result of a statement run by pgxStatements.
+type rowsAffected int64
+
+func (n rowsAffected) RowsAffected() (int64, error) { return int64(n), nil }
+
+func (rowsAffected) LastInsertId() (int64, error) {
+	return 0, errors.New("pgstore: PostgreSQL returns no last insert id")
 }
 
 // on runs fn's statements so that they end by ctx's end.
 //
-// On pgx's driver a statement under a context that can end runs on a connection taken
-// from the pool for it, under a context that cannot: ctx's end sets that connection's
-// deadline to the past, which ends its reads and writes at once, and the connection is
-// then closed instead of going back to the pool. Given the context itself, pgx would
-// watch it on a goroutine of its own for every statement, and database/sql watch it on
-// another for every query's rows: two goroutines, and a hand-off to each, for what one
-// function registered on the context does. The connection ends as pgx ends it on a
-// cancelled context (its default), and a pooler or the database sees a client gone.
-// A statement the driver refused before it began, its connection found broken
-// (driver.ErrBadConn: reset while it sat in the pool), is handed to database/sql, which
-// makes it again as it makes its own: on other pooled connections, then on a new one.
-// Other drivers, and a context that never ends, run on the pool as they are.
+// On pgx's driver the statements run as pgx's own (pgxStatements) on a connection taken
+// from the pool for them, under a context that cannot end: ctx's end sets that
+// connection's deadline to the past, which ends its reads and writes at once, and the
+// connection is then closed instead of going back to the pool. Given the context
+// itself, pgx would watch it on a goroutine of its own for every statement, and
+// database/sql watch it on another for every query's rows: two goroutines, and a
+// hand-off to each, for what one function registered on the context does. The
+// connection ends as pgx ends it on a cancelled context (its default), and a pooler or
+// the database sees a client gone. A statement refused before it began, its connection
+// found broken (reset while it sat in the pool: nothing was written), is handed to
+// database/sql, which makes it again as it makes its own: on other pooled connections,
+// then on a new one. Other drivers run on database/sql's pool as they are.
 func (c conn) on(ctx context.Context, fn func(context.Context, statements) error) error {
-	if !c.pgx || ctx.Done() == nil {
-		return fn(ctx, c.db)
+	if !c.pgx {
+		return fn(ctx, sqlStatements{c.db})
 	}
 	one, err := c.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	var nc net.Conn
-	if err := one.Raw(func(dc any) error {
-		nc = dc.(interface{ Conn() *pgx.Conn }).Conn().PgConn().Conn()
-		return nil
-	}); err != nil {
-		one.Close()
-		return err
-	}
-	cut := &deadlineCut{conn: nc}
-	stop := context.AfterFunc(ctx, cut.cut)
-	err = fn(context.WithoutCancel(ctx), one)
-	stop()
-	if cut.finish() {
-		// The connection's deadline is past, and a statement may have stopped midway:
-		// it serves no other.
-		_ = one.Raw(func(any) error { return driver.ErrBadConn })
-		one.Close()
-		if err != nil {
-			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+	var (
+		stmtErr  error
+		cut      bool
+		refused  bool
+		finished bool
+	)
+	err = one.Raw(func(dc any) error {
+		pc := dc.(interface{ Conn() *pgx.Conn }).Conn()
+		if ctx.Done() == nil {
+			stmtErr = fn(ctx, pgxStatements{pc})
+		} else {
+			watch := &deadlineCut{conn: pc.PgConn().Conn()}
+			stop := context.AfterFunc(ctx, watch.cut)
+			stmtErr = fn(context.WithoutCancel(ctx), pgxStatements{pc})
+			stop()
+			cut = watch.finish()
 		}
+		finished = true
+		if cut || pc.IsClosed() {
+			// The connection's deadline is past, and a statement may have stopped
+			// midway, or pgx closed the connection on an error of the network: it
+			// serves no other.
+			refused = !cut && pgconn.SafeToRetry(stmtErr)
+			return driver.ErrBadConn
+		}
+		return nil
+	})
+	one.Close()
+	switch {
+	case !finished:
 		return err
+	case cut:
+		if stmtErr != nil {
+			stmtErr = fmt.Errorf("%w (%w)", context.Cause(ctx), stmtErr)
+		}
+		return stmtErr
+	case refused && ctx.Err() == nil:
+		return fn(ctx, sqlStatements{c.db})
 	}
-	one.Close() // database/sql closed it already if the driver called it bad
-	if errors.Is(err, driver.ErrBadConn) && ctx.Err() == nil {
-		return fn(ctx, c.db)
-	}
-	return err
+	return stmtErr
 }
 
 // deadlineCut sets a connection's deadline to the past once its context ends, unless its
@@ -255,23 +332,6 @@ func (d *deadlineCut) finish() bool {
 	return d.cutDone
 }
 
-// eachRow calls each on every row of a query's answer, then closes the rows, and
-// returns the first error of the query, each, or the rows.
-func eachRow(rows *sql.Rows, err error) func(each func(*sql.Rows) error) error {
-	return func(each func(*sql.Rows) error) error {
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := each(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
-}
-
 func (c conn) BeginTx(ctx context.Context, opts *sql.TxOptions) (txConn, error) {
 	tx, err := c.db.BeginTx(ctx, opts)
 	return txConn{Tx: tx, of: c}, err
@@ -292,8 +352,8 @@ func (t txConn) QueryContext(ctx context.Context, query string, args ...any) (*s
 }
 
 // query runs query in the transaction and calls each on its rows (see conn.query).
-func (t txConn) query(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
-	return eachRow(t.QueryContext(ctx, query, args...))(each)
+func (t txConn) query(ctx context.Context, query string, args []any, each func(scanner) error) error {
+	return sqlStatements{t}.query(ctx, query, args, each)
 }
 
 func (t txConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {

@@ -70,7 +70,7 @@ func TestAContextEndingAfterItsStatementLeavesTheConnectionSound(t *testing.T) {
 	for _, rows := range []int{1, 3, 100_000} {
 		ctx, cancel := context.WithCancel(context.Background())
 		read := 0
-		err := pgstore.Query(s, ctx, "SELECT generate_series(1, "+strconv.Itoa(rows)+")", func(*sql.Rows) error {
+		err := pgstore.Query(s, ctx, "SELECT generate_series(1, "+strconv.Itoa(rows)+")", func(pgstore.Scanner) error {
 			read++
 			cancel()
 			return nil
@@ -98,7 +98,7 @@ func TestStatementsWatchTheirContextWithoutAGoroutine(t *testing.T) {
 		if err := pgstore.Exec(s, ctx, "SELECT 1"); err != nil {
 			t.Fatal(err)
 		}
-		if err := pgstore.Query(s, ctx, "SELECT 1", func(*sql.Rows) error { return nil }); err != nil {
+		if err := pgstore.Query(s, ctx, "SELECT 1", func(pgstore.Scanner) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		cancel()

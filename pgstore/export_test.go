@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -83,7 +82,10 @@ func Exec(s *Store, ctx context.Context, query string, args ...any) error {
 	return err
 }
 
+// Scanner is a row of Query's answer.
+type Scanner = scanner
+
 // Query runs query as the store runs its queries, calling each on every row.
-func Query(s *Store, ctx context.Context, query string, each func(*sql.Rows) error) error {
+func Query(s *Store, ctx context.Context, query string, each func(Scanner) error) error {
 	return s.db.query(ctx, query, nil, each)
 }

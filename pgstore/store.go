@@ -64,6 +64,7 @@ import (
 
 	billing "github.com/billingsdk/billing-go"
 	"github.com/billingsdk/billing-go/storekit"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Options configure a Store.
@@ -322,7 +323,7 @@ const movementColumns = `callback_kind, client_reference, kind, started_at, dead
 type scanner interface{ Scan(dest ...any) error }
 
 // callerTime puts t, read from the store, back on the caller's clock.
-func callerTime(t sql.NullTime, skew int64) time.Time {
+func callerTime(t pgtype.Timestamptz, skew int64) time.Time {
 	if !t.Valid {
 		return time.Time{}
 	}
@@ -340,19 +341,21 @@ func scanEntry(row scanner) (storekit.Entry, error) {
 
 // entryRow holds a row of movementColumns while it is read. The rows of a query
 // are read through one entryRow, so a row costs its values and no holder of its own.
+// Its columns are pgx's own nullable types, which pgx reads without a driver value in
+// between and database/sql reads as sql.Scanners.
 type entryRow struct {
-	callback, ref, kind, leaseOwner, outcomeID   sql.NullString
-	state, source                                sql.NullString
-	started, deadline, next, leaseUntil, settled sql.NullTime
-	reported                                     sql.NullTime
-	checks, attempts                             sql.NullInt32
-	code, txID, extTxID, currency, outcomeRef    sql.NullString
-	askedCurrency, serviceRef, outcomeKind       sql.NullString
-	trackID                                      sql.NullString
-	amount, charges, askedAmount                 sql.NullInt64
+	callback, ref, kind, leaseOwner, outcomeID   pgtype.Text
+	state, source                                pgtype.Text
+	started, deadline, next, leaseUntil, settled pgtype.Timestamptz
+	reported                                     pgtype.Timestamptz
+	checks, attempts                             pgtype.Int4
+	code, txID, extTxID, currency, outcomeRef    pgtype.Text
+	askedCurrency, serviceRef, outcomeKind       pgtype.Text
+	trackID                                      pgtype.Text
+	amount, charges, askedAmount                 pgtype.Int8
 	skew                                         int64
 	body                                         []byte
-	byCallback, byStatusCheck, disagreed         sql.NullBool
+	byCallback, byStatusCheck, disagreed         pgtype.Bool
 	dest                                         []any
 }
 
@@ -595,7 +598,7 @@ func (f firstOutcome) batchKey() string {
 // the kind of the movement it settled, when tracked.
 type firstWritten struct {
 	written bool
-	kind    sql.NullString
+	kind    pgtype.Text
 }
 
 // settleFirsts writes, in one statement, each outcome of fs into a row that has none
@@ -607,20 +610,20 @@ func (s *Store) settleFirsts(ctx context.Context, fs []firstOutcome) ([]firstWri
 	for _, f := range fs {
 		c.add(f)
 	}
-	at := make(map[string]int, len(fs))
+	at := make(map[storekit.MovementKey]int, len(fs))
 	for i, f := range fs {
-		at[f.batchKey()] = i
+		at[f.key] = i
 	}
 	out := make([]firstWritten, len(fs))
-	err := s.db.query(ctx, s.fixed("settleFirsts", settleFirstsSQL), c.args(), func(rows *sql.Rows) error {
+	err := s.db.query(ctx, s.fixed("settleFirsts", settleFirstsSQL), c.args(), func(rows scanner) error {
 		var (
 			callback, ref string
-			kind          sql.NullString
+			kind          pgtype.Text
 		)
 		if err := rows.Scan(&callback, &ref, &kind); err != nil {
 			return err
 		}
-		i, ok := at[firstOutcome{key: storekit.MovementKey{Callback: callback, ClientReference: ref}}.batchKey()]
+		i, ok := at[storekit.MovementKey{Callback: callback, ClientReference: ref}]
 		if !ok {
 			return fmt.Errorf("the statement returned a movement it was not given: %s %q", callback, ref)
 		}
@@ -776,9 +779,9 @@ func (s *Store) Callbacks(ctx context.Context, key storekit.MovementKey) ([]stor
 	err := s.db.query(ctx, s.q(`SELECT dedupe_key, body, first_at, last_at, deliveries, {skew}
 		FROM billing_callbacks WHERE callback_kind = $2 AND client_reference = $3
 		ORDER BY first_at, body_sha256 LIMIT $4`),
-		[]any{s.now(), key.Callback, key.ClientReference, storekit.MaxClaim}, func(rows *sql.Rows) error {
+		[]any{s.now(), key.Callback, key.ClientReference, storekit.MaxClaim}, func(rows scanner) error {
 			c := storekit.Callback{Key: key}
-			var first, last sql.NullTime
+			var first, last pgtype.Timestamptz
 			var skew int64
 			if err := rows.Scan(&c.DedupeKey, &c.Body, &first, &last, &c.Deliveries, &skew); err != nil {
 				return err
@@ -795,7 +798,7 @@ func (s *Store) Callbacks(ctx context.Context, key storekit.MovementKey) ([]stor
 
 // querier runs a query and reads its rows: the database or a transaction.
 type querier interface {
-	query(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error
+	query(ctx context.Context, query string, args []any, each func(scanner) error) error
 }
 
 // entries runs a query of movementColumns rows.
@@ -814,7 +817,7 @@ func entriesAs[T any](ctx context.Context, q querier, what string, scratch *scra
 		defer scratch.put(gather)
 	}
 	var r entryRow
-	err := q.query(ctx, query, args, func(rows *sql.Rows) error {
+	err := q.query(ctx, query, args, func(rows scanner) error {
 		e, err := r.scan(rows)
 		if err != nil {
 			return err
@@ -1012,7 +1015,7 @@ func (s *Store) RenewReport(ctx context.Context, id, owner string, leaseUntil ti
 func (s *Store) Pending(ctx context.Context) (int, time.Time, error) {
 	var (
 		count  int
-		oldest sql.NullTime
+		oldest pgtype.Timestamptz
 		skew   int64
 	)
 	err := s.db.queryRow(ctx, s.q(`SELECT count(*), min(started_at), {skew} FROM billing_movements
@@ -1087,10 +1090,10 @@ func (s *Store) contradicted(ctx context.Context, now, from, to time.Time) ([]st
 			contradicted_at, contradicted_last_at, contradictions, {skew}
 		FROM billing_movements
 		WHERE kind IS NOT NULL AND started_at >= {t2} AND started_at < {t3} AND contradictions > 0 AND NOT disagreed
-		ORDER BY started_at, client_reference LIMIT `+strconv.Itoa(storekit.MaxClaim+1)), []any{now, from, to}, func(rows *sql.Rows) error {
+		ORDER BY started_at, client_reference LIMIT `+strconv.Itoa(storekit.MaxClaim+1)), []any{now, from, to}, func(rows scanner) error {
 		var (
 			c        storekit.Contradiction
-			at, last sql.NullTime
+			at, last pgtype.Timestamptz
 			skew     int64
 		)
 		if err := rows.Scan(&c.Key.Callback, &c.Key.ClientReference, &c.Claimed, &c.Body, &at, &last, &c.Count, &skew); err != nil {

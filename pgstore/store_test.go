@@ -291,3 +291,32 @@ func TestStoredCallbackIsNotParsedBack(t *testing.T) {
 		t.Fatalf("outcome read back = %+v; want its own fields and no event parsed from the body", got)
 	}
 }
+
+// BenchmarkClaimDue measures a claim of a full batch of due movements (the Tracker's
+// round): the statement, and reading its rows of every column into movements. Each
+// iteration claims the same movements, overdue, again: the leases of the one before
+// have ended.
+func BenchmarkClaimDue(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	const claim = 100 // the Tracker's round
+	for i := range claim {
+		m := storekit.Movement{Kind: storekit.KindSend, ClientReference: fmt.Sprintf("c%09d", i), StartedAt: t0, Deadline: t0.Add(time.Minute)}
+		if _, _, err := s.Track(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now := t0.Add(time.Hour + time.Duration(i)*2*time.Second)
+		claimed, err := s.ClaimDue(ctx, "bench", now, now.Add(time.Second), claim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(claimed) != claim {
+			b.Fatalf("claimed %d of %d", len(claimed), claim)
+		}
+	}
+}
