@@ -8,9 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
+	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,100 +26,125 @@ type conn struct {
 	pgx  bool  // db's connections are pgx's stdlib driver's
 }
 
-func (c conn) args(args []any) []any {
-	if !c.pgx {
-		args = arrayArgs(args)
+// args returns args as a statement of c sends them (see statementArgs). The caller
+// releases them once the statement has returned.
+func (c conn) args(args []any) *statementArgs {
+	a := statementArgsPool.Get().(*statementArgs)
+	a.list = append(a.list[:0], c.opts...)
+	a.buf, a.ends = a.buf[:0], a.ends[:0]
+	for _, v := range args {
+		end := -1
+		if w, ok := arrayWriters[reflect.TypeOf(v)]; ok {
+			a.buf = w.write(a.buf, v)
+			end = len(a.buf)
+		}
+		a.ends = append(a.ends, end)
 	}
-	if len(c.opts) == 0 {
-		return args
+	var text string
+	if len(a.buf) > 0 {
+		text = string(a.buf)
 	}
-	return append(append(make([]any, 0, len(c.opts)+len(args)), c.opts...), args...)
+	start := 0
+	for i, v := range args {
+		if end := a.ends[i]; end >= 0 {
+			v, start = text[start:end], end
+		}
+		a.list = append(a.list, v)
+	}
+	return a
 }
 
-// arrayArgs returns args with each slice the batched writes send (see firstColumns)
-// written as PostgreSQL's text form of an array, for a driver that takes no slice as an
-// argument (lib/pq before 1.11); pgx's driver takes them as they are. args is not
-// changed.
-func arrayArgs(args []any) []any {
-	var out []any
-	for i, a := range args {
-		lit, ok := arrayLiteralOf(a)
-		if !ok {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(args)
-		}
-		out[i] = lit
-	}
-	if out == nil {
-		return args
-	}
-	return out
+// statementArgs are the arguments of one statement as the store sends them: conn's
+// options first, then each argument, a slice the batched writes send written as
+// PostgreSQL's text form of an array ('{"a","b"}'), which the statements cast to its
+// type ($1::text[]). pgx sends a string argument as it is, in text form, where it would
+// send a slice element by element, boxing each on its way; lib/pq before 1.11 takes no
+// slice at all. The array literals of a statement share one string.
+type statementArgs struct {
+	list []any
+	buf  []byte
+	ends []int // where each argument's literal ends in buf; -1: not an array
 }
 
-// arrayLiteral is an array in PostgreSQL's text form, '{"a","b"}', which the statements
-// cast to its type ($1::text[]).
-type arrayLiteral string
+var statementArgsPool = sync.Pool{New: func() any { return new(statementArgs) }}
 
-func (a arrayLiteral) Value() (driver.Value, error) { return string(a), nil }
+// release gives a back for another statement.
+func (a *statementArgs) release() {
+	clear(a.list)
+	a.list = a.list[:0]
+	statementArgsPool.Put(a)
+}
 
-// arrayLiteralOf writes a slice of one of the kinds the batched writes send as an array
-// literal: strings and byte strings quoted (a nil byte string is NULL, as pgx sends it),
-// times in UTC to the microsecond (pgx's precision for timestamptz).
-func arrayLiteralOf(v any) (arrayLiteral, bool) {
-	switch v.(type) {
-	case []string, []int64, []bool, []time.Time, [][]byte:
-	default:
-		return "", false // not an array: nothing to write, nor any room to write it
-	}
-	var b strings.Builder
-	b.WriteByte('{')
-	each := func(n int, write func(i int)) {
-		for i := range n {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			write(i)
-		}
-	}
-	quoted := func(s string) {
-		b.WriteByte('"')
-		for _, r := range s {
-			if r == '"' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		}
-		b.WriteByte('"')
-	}
-	switch s := v.(type) {
-	case []string:
-		each(len(s), func(i int) { quoted(s[i]) })
-	case []int64:
-		each(len(s), func(i int) { b.WriteString(strconv.FormatInt(s[i], 10)) })
-	case []bool:
-		each(len(s), func(i int) { b.WriteString(strconv.FormatBool(s[i])) })
-	case []time.Time:
-		each(len(s), func(i int) { quoted(s[i].UTC().Truncate(time.Microsecond).Format("2006-01-02 15:04:05.999999Z07:00")) })
-	case [][]byte:
-		each(len(s), func(i int) {
-			if s[i] == nil {
-				b.WriteString("NULL")
-				return
-			}
-			quoted(`\x` + hex.EncodeToString(s[i]))
+// arrayWriter writes one kind of slice in PostgreSQL's text form of an array; cast is
+// the array type the statements read it as.
+type arrayWriter struct {
+	cast  string
+	write func(b []byte, slice any) []byte
+}
+
+// arrayWriters are the kinds of slice the batched writes send (see firstColumns):
+// strings and byte strings quoted (a nil byte string is NULL, as pgx sends it), times in
+// UTC to the microsecond (pgx's precision for timestamptz).
+var arrayWriters = map[reflect.Type]arrayWriter{
+	reflect.TypeFor[[]string](): {"text[]", func(b []byte, v any) []byte {
+		return appendArray(b, v.([]string), appendQuoted)
+	}},
+	reflect.TypeFor[[]int64](): {"bigint[]", func(b []byte, v any) []byte {
+		return appendArray(b, v.([]int64), func(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) })
+	}},
+	reflect.TypeFor[[]bool](): {"boolean[]", func(b []byte, v any) []byte {
+		return appendArray(b, v.([]bool), strconv.AppendBool)
+	}},
+	reflect.TypeFor[[]time.Time](): {"timestamptz[]", func(b []byte, v any) []byte {
+		return appendArray(b, v.([]time.Time), func(b []byte, t time.Time) []byte {
+			b = append(b, '"')
+			b = t.UTC().Truncate(time.Microsecond).AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00")
+			return append(b, '"')
 		})
+	}},
+	reflect.TypeFor[[][]byte](): {"bytea[]", func(b []byte, v any) []byte {
+		return appendArray(b, v.([][]byte), func(b []byte, s []byte) []byte {
+			if s == nil {
+				return append(b, "NULL"...)
+			}
+			b = append(b, `"\\x`...)
+			b = hex.AppendEncode(b, s)
+			return append(b, '"')
+		})
+	}},
+}
+
+// appendArray writes s as an array literal, each element by elem.
+func appendArray[T any](b []byte, s []T, elem func([]byte, T) []byte) []byte {
+	b = append(b, '{')
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, v)
 	}
-	b.WriteByte('}')
-	return arrayLiteral(b.String()), true
+	return append(b, '}')
+}
+
+// appendQuoted writes s as a quoted element of an array literal.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := range len(s) {
+		if s[i] == '"' || s[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
 }
 
 // ExecContext runs a statement that returns no rows (see on).
 func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	a := c.args(args)
+	defer a.release()
 	var res sql.Result
 	err := c.on(ctx, func(ctx context.Context, q statements) (err error) {
-		res, err = q.exec(ctx, query, c.args(args))
+		res, err = q.exec(ctx, query, a.list)
 		return err
 	})
 	return res, err
@@ -130,8 +154,10 @@ func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // an error: the rows are read before the statement's connection goes back to the pool
 // (see on).
 func (c conn) query(ctx context.Context, query string, args []any, each func(scanner) error) error {
+	a := c.args(args)
+	defer a.release()
 	return c.on(ctx, func(ctx context.Context, q statements) error {
-		return q.query(ctx, query, c.args(args), each)
+		return q.query(ctx, query, a.list, each)
 	})
 }
 
@@ -143,7 +169,7 @@ func (c conn) queryRow(ctx context.Context, query string, args ...any) row {
 // QueryRowContext is database/sql's, for the statements New runs once, through helpers
 // that take a *sql.Conn or *sql.Tx as well.
 func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return c.db.QueryRowContext(ctx, query, c.args(args)...)
+	return c.db.QueryRowContext(ctx, query, c.args(args).list...)
 }
 
 // row is conn's answer to queryRow.
@@ -344,11 +370,11 @@ type txConn struct {
 }
 
 func (t txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, query, t.of.args(args)...)
+	return t.Tx.ExecContext(ctx, query, t.of.args(args).list...)
 }
 
 func (t txConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.Tx.QueryContext(ctx, query, t.of.args(args)...)
+	return t.Tx.QueryContext(ctx, query, t.of.args(args).list...)
 }
 
 // query runs query in the transaction and calls each on its rows (see conn.query).
@@ -357,7 +383,7 @@ func (t txConn) query(ctx context.Context, query string, args []any, each func(s
 }
 
 func (t txConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, query, t.of.args(args)...)
+	return t.Tx.QueryRowContext(ctx, query, t.of.args(args).list...)
 }
 
 // openConn reads which driver db's connections use and returns the store's conn on it.

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"reflect"
 	"time"
 )
 
@@ -72,9 +73,19 @@ func AppendVersion(stmts []string, required int) (restore func()) {
 // LastRecordedVersion is the last version recorded in billing_schema_migrations.
 const LastRecordedVersion = lastRecordedVersion
 
-// ArrayArgs is arrayArgs: the batched writes' slices as array literals, for drivers
-// other than pgx's.
-var ArrayArgs = arrayArgs
+// ArrayArgs are args as the store sends them: the batched writes' slices as array
+// literals.
+func ArrayArgs(args []any) []any { return conn{}.args(args).list }
+
+// ArrayCasts are the kinds of slice the store sends as array literals, and the type of
+// each.
+func ArrayCasts() map[reflect.Type]string {
+	casts := make(map[reflect.Type]string, len(arrayWriters))
+	for t, w := range arrayWriters {
+		casts[t] = w.cast
+	}
+	return casts
+}
 
 // Exec runs query as the store runs its statements that return no rows.
 func Exec(s *Store, ctx context.Context, query string, args ...any) error {

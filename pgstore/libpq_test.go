@@ -4,6 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -62,36 +66,100 @@ func TestLibpqTrackerConformance(t *testing.T) {
 	storetest.RunTracker(t, func(t *testing.T) storekit.Store { return newLibpqStore(t) })
 }
 
-// The array literals the store writes for lib/pq read, on the server, as the arrays pgx
-// sends from the same slices: quotes, backslashes, braces, commas, blanks, the word NULL,
-// line breaks and non-ASCII text; the extremes of int64; times to the microsecond in any
-// zone; nil, empty and binary byte strings.
-func TestLibpqArraysReadAsPgxSendsThem(t *testing.T) {
+// The array literals the store sends, through pgx as through lib/pq, read on the server
+// as the arrays pgx sends from the same slices in its binary form: every kind of slice
+// the store writes as a literal, with the edge cases (quotes, backslashes, braces,
+// commas, blanks, the word NULL, line breaks and non-ASCII text; the extremes of int64;
+// times to the microsecond in any zone; nil, empty and binary byte strings) and random
+// slices of each.
+func TestArraysInTextFormReadAsPgxSendsThem(t *testing.T) {
 	lib := newLibpqStoreDB(t)
 	direct := freshSchema(t)
 	zone := time.FixedZone("x", -(3*3600 + 30*60))
-	for _, tc := range []struct {
-		cast  string
-		slice any
-	}{
-		{"text[]", []string{"", "a", `q"uote`, `back\slash`, `\\`, "{brace}", "comma,", " spaced ", "NULL", "null", "é中", "new\nline", "tab\t"}},
-		{"bigint[]", []int64{0, -1, 42, math.MaxInt64, math.MinInt64}},
-		{"boolean[]", []bool{true, false}},
-		{"timestamptz[]", []time.Time{time.Date(2026, 11, 29, 6, 40, 1, 123456789, time.UTC),
+	fixed := map[reflect.Type][]any{
+		reflect.TypeFor[[]string](): {[]string{"", "a", `q"uote`, `back\slash`, `\\`, "{brace}", "comma,", " spaced ", "NULL", "null", "é中", "new\nline", "tab\t"}, []string{}},
+		reflect.TypeFor[[]int64]():  {[]int64{0, -1, 42, math.MaxInt64, math.MinInt64}},
+		reflect.TypeFor[[]bool]():   {[]bool{true, false}},
+		reflect.TypeFor[[]time.Time](): {[]time.Time{time.Date(2026, 11, 29, 6, 40, 1, 123456789, time.UTC),
 			time.Date(1999, 12, 31, 23, 59, 59, 999999999, zone), time.Unix(0, 0)}},
-		{"bytea[]", [][]byte{nil, {}, {0, 0xff, '\\', '"', '{'}, []byte(`{"a":"b"}`)}},
-		{"text[]", []string{}},
-	} {
-		query := `SELECT array_to_json($1::` + tc.cast + `)::text`
-		var want, got string
-		if err := direct.QueryRow(query, tc.slice).Scan(&want); err != nil {
-			t.Fatalf("%s through pgx: %v", tc.cast, err)
+		reflect.TypeFor[[][]byte](): {[][]byte{nil, {}, {0, 0xff, '\\', '"', '{'}, []byte(`{"a":"b"}`)}},
+	}
+	seed, samples := uint64(39), 100
+	if n, err := strconv.ParseUint(os.Getenv("BILLING_ARRAY_SEED"), 10, 64); err == nil {
+		seed = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BILLING_ARRAY_SAMPLES")); err == nil {
+		samples = n
+	}
+	t.Logf("seed %d (BILLING_ARRAY_SEED), %d random slices of each kind (BILLING_ARRAY_SAMPLES)", seed, samples)
+	r := rand.New(rand.NewPCG(seed, seed))
+	text := func() string {
+		const alphabet = "aZ09 ,{}\"\\\n\tNUL'é中😀"
+		runes := []rune(alphabet)
+		b := make([]rune, r.IntN(12))
+		for i := range b {
+			b[i] = runes[r.IntN(len(runes))]
 		}
-		if err := lib.QueryRow(query, pgstore.ArrayArgs([]any{tc.slice})...).Scan(&got); err != nil {
-			t.Fatalf("%s through lib/pq: %v", tc.cast, err)
+		return string(b)
+	}
+	random := map[reflect.Type]func() any{
+		reflect.TypeFor[[]string](): func() any { return sliceOf(r, text) },
+		reflect.TypeFor[[]int64](): func() any {
+			return sliceOf(r, func() int64 { return int64(r.Uint64()) >> r.IntN(64) })
+		},
+		reflect.TypeFor[[]bool](): func() any { return sliceOf(r, func() bool { return r.IntN(2) == 0 }) },
+		reflect.TypeFor[[]time.Time](): func() any {
+			return sliceOf(r, func() time.Time {
+				return time.Unix(r.Int64N(1<<36)-1<<35, r.Int64N(1e9)).In(time.FixedZone("z", (r.IntN(49)-24)*1800))
+			})
+		},
+		reflect.TypeFor[[][]byte](): func() any {
+			return sliceOf(r, func() []byte {
+				if r.IntN(5) == 0 {
+					return nil
+				}
+				b := make([]byte, r.IntN(8))
+				for i := range b {
+					b[i] = byte(r.Uint32())
+				}
+				return b
+			})
+		},
+	}
+	for kind, cast := range pgstore.ArrayCasts() {
+		gen, ok := random[kind]
+		if !ok || len(fixed[kind]) == 0 {
+			t.Fatalf("no slices of %v (%s) to send: add its cases", kind, cast)
 		}
-		if got != want {
-			t.Errorf("%s: lib/pq reads %s, pgx %s", tc.cast, got, want)
+		slices := fixed[kind]
+		for range samples {
+			slices = append(slices, gen())
+		}
+		query := `SELECT array_to_json($1::` + cast + `)::text`
+		for _, slice := range slices {
+			var want, viaPgx, viaLib string
+			if err := direct.QueryRow(query, slice).Scan(&want); err != nil {
+				t.Fatalf("%s %#v in pgx's binary form: %v", cast, slice, err)
+			}
+			literal := pgstore.ArrayArgs([]any{slice})
+			if err := direct.QueryRow(query, literal...).Scan(&viaPgx); err != nil {
+				t.Fatalf("%s %#v as %q through pgx: %v", cast, slice, literal[0], err)
+			}
+			if err := lib.QueryRow(query, literal...).Scan(&viaLib); err != nil {
+				t.Fatalf("%s %#v as %q through lib/pq: %v", cast, slice, literal[0], err)
+			}
+			if viaPgx != want || viaLib != want {
+				t.Fatalf("%s %#v as %q: pgx reads %s, lib/pq %s; pgx's binary form %s", cast, slice, literal[0], viaPgx, viaLib, want)
+			}
 		}
 	}
+}
+
+// sliceOf is a slice of up to 6 values of gen.
+func sliceOf[T any](r *rand.Rand, gen func() T) []T {
+	s := make([]T, r.IntN(7))
+	for i := range s {
+		s[i] = gen()
+	}
+	return s
 }
