@@ -302,6 +302,7 @@ type firstColumns struct {
 	at, now                                                     []time.Time
 	body                                                        [][]byte
 	byCallback, byStatusCheck                                   []bool
+	list                                                        []any // args, made once
 }
 
 // firstColumnsPool keeps the columns of past batches for the next: a statement's
@@ -351,10 +352,14 @@ func (c *firstColumns) add(f firstOutcome) {
 	c.kind = append(c.kind, o.Kind)
 }
 
-// args are the statement's arguments, in the order of settleFirstsSQL's unnest.
+// args are the statement's arguments, in the order of settleFirstsSQL's unnest: a
+// pointer to each column (see statementArgs).
 func (c *firstColumns) args() []any {
-	return []any{c.callback, c.reference, c.id, c.state, c.code, c.txID, c.extTxID, c.amount, c.charges, c.source,
-		c.at, c.now, c.body, c.byCallback, c.byStatusCheck, c.currency, c.serviceReference, c.kind}
+	if c.list == nil {
+		c.list = []any{&c.callback, &c.reference, &c.id, &c.state, &c.code, &c.txID, &c.extTxID, &c.amount, &c.charges, &c.source,
+			&c.at, &c.now, &c.body, &c.byCallback, &c.byStatusCheck, &c.currency, &c.serviceReference, &c.kind}
+	}
+	return c.list
 }
 
 // settleFirstsSQL writes each first outcome into a row that has none yet, inserting

@@ -55,7 +55,8 @@ func (c conn) args(args []any) *statementArgs {
 }
 
 // statementArgs are the arguments of one statement as the store sends them: conn's
-// options first, then each argument, a slice the batched writes send written as
+// options first, then each argument, a slice the batched writes send (given as a
+// pointer, which goes in an argument list without an allocation) written as
 // PostgreSQL's text form of an array ('{"a","b"}'), which the statements cast to its
 // type ($1::text[]). pgx sends a string argument as it is, in text form, where it would
 // send a slice element by element, boxing each on its way; lib/pq before 1.11 takes no
@@ -82,28 +83,25 @@ type arrayWriter struct {
 	write func(b []byte, slice any) []byte
 }
 
-// arrayWriters are the kinds of slice the batched writes send (see firstColumns):
+// arrayWriters are the kinds of slice the batched writes send (see firstColumns), by
+// the type of a pointer to each:
 // strings and byte strings quoted (a nil byte string is NULL, as pgx sends it), times in
 // UTC to the microsecond (pgx's precision for timestamptz).
 var arrayWriters = map[reflect.Type]arrayWriter{
-	reflect.TypeFor[[]string](): {"text[]", func(b []byte, v any) []byte {
-		return appendArray(b, v.([]string), appendQuoted)
+	reflect.TypeFor[*[]string](): {"text[]", func(b []byte, v any) []byte {
+		return appendArray(b, *v.(*[]string), appendQuoted)
 	}},
-	reflect.TypeFor[[]int64](): {"bigint[]", func(b []byte, v any) []byte {
-		return appendArray(b, v.([]int64), func(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) })
+	reflect.TypeFor[*[]int64](): {"bigint[]", func(b []byte, v any) []byte {
+		return appendArray(b, *v.(*[]int64), func(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) })
 	}},
-	reflect.TypeFor[[]bool](): {"boolean[]", func(b []byte, v any) []byte {
-		return appendArray(b, v.([]bool), strconv.AppendBool)
+	reflect.TypeFor[*[]bool](): {"boolean[]", func(b []byte, v any) []byte {
+		return appendArray(b, *v.(*[]bool), strconv.AppendBool)
 	}},
-	reflect.TypeFor[[]time.Time](): {"timestamptz[]", func(b []byte, v any) []byte {
-		return appendArray(b, v.([]time.Time), func(b []byte, t time.Time) []byte {
-			b = append(b, '"')
-			b = t.UTC().Truncate(time.Microsecond).AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00")
-			return append(b, '"')
-		})
+	reflect.TypeFor[*[]time.Time](): {"timestamptz[]", func(b []byte, v any) []byte {
+		return appendArray(b, *v.(*[]time.Time), appendTimestamp)
 	}},
-	reflect.TypeFor[[][]byte](): {"bytea[]", func(b []byte, v any) []byte {
-		return appendArray(b, v.([][]byte), func(b []byte, s []byte) []byte {
+	reflect.TypeFor[*[][]byte](): {"bytea[]", func(b []byte, v any) []byte {
+		return appendArray(b, *v.(*[][]byte), func(b []byte, s []byte) []byte {
 			if s == nil {
 				return append(b, "NULL"...)
 			}
@@ -124,6 +122,46 @@ func appendArray[T any](b []byte, s []T, elem func([]byte, T) []byte) []byte {
 		b = elem(b, v)
 	}
 	return append(b, '}')
+}
+
+// appendTimestamp writes t as a quoted element of a timestamptz array literal: in UTC,
+// to the microsecond, as t.UTC().Truncate(time.Microsecond) would be formatted in the
+// layout "2006-01-02 15:04:05.999999Z07:00", digit by digit for the years of four.
+func appendTimestamp(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	b = append(b, '"')
+	year, month, day := t.Date()
+	if year < 1 || year > 9999 {
+		b = t.Truncate(time.Microsecond).AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00")
+		return append(b, '"')
+	}
+	hour, minute, sec := t.Clock()
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, ' '), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), sec, 2)
+	if us := t.Nanosecond() / 1000; us > 0 {
+		width := 6
+		for us%10 == 0 {
+			us, width = us/10, width-1
+		}
+		b = appendDigits(append(b, '.'), us, width)
+	}
+	return append(b, 'Z', '"')
+}
+
+// appendDigits writes n, at most width digits, padded with zeros to width.
+func appendDigits(b []byte, n, width int) []byte {
+	for i := width - 1; i >= 0; i-- {
+		d := n
+		for range i {
+			d /= 10
+		}
+		b = append(b, byte('0'+d%10))
+	}
+	return b
 }
 
 // appendQuoted writes s as a quoted element of an array literal.

@@ -74,15 +74,23 @@ func AppendVersion(stmts []string, required int) (restore func()) {
 const LastRecordedVersion = lastRecordedVersion
 
 // ArrayArgs are args as the store sends them: the batched writes' slices as array
-// literals.
-func ArrayArgs(args []any) []any { return conn{}.args(args).list }
+// literals. The slices of args are given as they are.
+func ArrayArgs(args []any) []any {
+	byPointer := make([]any, len(args))
+	for i, a := range args {
+		p := reflect.New(reflect.TypeOf(a))
+		p.Elem().Set(reflect.ValueOf(a))
+		byPointer[i] = p.Interface()
+	}
+	return conn{}.args(byPointer).list
+}
 
 // ArrayCasts are the kinds of slice the store sends as array literals, and the type of
 // each.
 func ArrayCasts() map[reflect.Type]string {
 	casts := make(map[reflect.Type]string, len(arrayWriters))
 	for t, w := range arrayWriters {
-		casts[t] = w.cast
+		casts[t.Elem()] = w.cast
 	}
 	return casts
 }

@@ -966,7 +966,7 @@ func (s *Store) markReported(ctx context.Context, rs []reportedAt) ([]struct{}, 
 	for i, r := range rs {
 		ids[i], ats[i] = r.id, r.now
 	}
-	if _, err := s.db.ExecContext(ctx, s.fixed("markReported", markReportedSQL), ids, ats); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.fixed("markReported", markReportedSQL), &ids, &ats); err != nil {
 		return nil, err
 	}
 	return make([]struct{}, len(rs)), nil
