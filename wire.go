@@ -312,6 +312,9 @@ func readTime(b []byte) wireTime {
 	if s = strings.TrimSpace(s); s == "" {
 		return wireTime{}
 	}
+	if v, ok := plainDateTime(s); ok {
+		return wireTime{at: v}
+	}
 	for _, layout := range timeLayoutsFor(s) {
 		if v, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			if v = v.UTC(); v.Year() < 0 || v.Year() > 9999 {
@@ -321,6 +324,49 @@ func readTime(b []byte) wireTime {
 		}
 	}
 	return wireTime{err: fmt.Errorf("billing: timestamp %q is not ISO 8601 or YYYY-MM-DD HH:MM:SS in years 0 to 9999", s)}
+}
+
+// plainDateTime reads s when it is exactly "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS"
+// and a valid time, as time.ParseInLocation reads it in UTC (time.DateTime, or
+// wireTimeLayouts' T form without a zone), digit by digit: the status checks' answers
+// write their times so. ok is false for any other text, which the layouts then read or
+// refuse.
+func plainDateTime(s string) (_ time.Time, ok bool) {
+	if len(s) != 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	number := func(from, to int) int {
+		n := 0
+		for _, c := range []byte(s[from:to]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := number(0, 4), number(5, 7), number(8, 10)
+	hour, minute, sec := number(11, 13), number(14, 16), number(17, 19)
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), true
+}
+
+// daysIn is the number of days of month in year, in the proleptic Gregorian calendar
+// time.Parse checks a day against.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // get returns the time in UTC: the zero time when the field was absent, and the

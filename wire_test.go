@@ -3,9 +3,11 @@ package billing
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -635,5 +637,25 @@ func TestWireTimeLayoutsChosenByShapeReadAsEveryLayout(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d timestamps", cases)
+	// The plain shape the status checks write, with every field at random, in and out of
+	// its range (the 29th of February of leap and common years, the 31st of short
+	// months, hour 24, second 60), and a character not a digit anywhere.
+	seed := uint64(41)
+	r := rand.New(rand.NewPCG(seed, seed))
+	for range 300_000 {
+		b := []byte(fmt.Sprintf("%04d-%02d-%02d%c%02d:%02d:%02d", r.IntN(10000), r.IntN(14), r.IntN(33),
+			" T"[r.IntN(2)], r.IntN(26), r.IntN(62), r.IntN(62)))
+		if r.IntN(8) == 0 {
+			const other = "/ :-T+x\x00"
+			b[r.IntN(len(b))] = other[r.IntN(len(other))]
+		}
+		s := string(b)
+		cases++
+		got := readTime([]byte(`"` + s + `"`))
+		want, ok := byEveryLayout(s)
+		if ok != (got.err == nil) || !want.Equal(got.at) || got.at.Location() != time.UTC {
+			t.Fatalf("%q read as %v, %v; each layout in turn reads %v, %v", s, got.at, got.err, want, ok)
+		}
+	}
+	t.Logf("%d timestamps (seed %d)", cases, seed)
 }
