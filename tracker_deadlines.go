@@ -24,26 +24,33 @@ const deadlineSlices = 100
 // parent alive until then. That is why only a parent that outlives its calls anyway is
 // shared: under any other (a callback request's, say, whose values may hold its body)
 // each call gets a context of its own, cancelled when it returns, so that nothing a
-// call was given outlives it. At most deadlineSlices shared contexts per timeout are
-// alive at once.
+// call was given outlives it. At most deadlineSlices shared contexts per timeout and
+// parent are alive at once.
 type sharedDeadlines struct {
 	now    func() time.Time
 	derive deadlineFunc
 
 	mu      sync.Mutex
-	slots   map[time.Duration]*deadlineSlot // by timeout
-	lasting map[context.Context]int         // the parents shared, each with its count of share calls
+	slots   map[slotKey]*deadlineSlot // by timeout and parent
+	lasting map[context.Context]int   // the parents shared, each with its count of share calls
 }
 
-// deadlineSlot is the context calls of one timeout share now.
-type deadlineSlot struct {
+// slotKey names the calls that share a context: those of one timeout under one parent.
+// Run's calls alternate between its parents (its context, and the one its last writes
+// run under), each of which keeps its own context for the slice.
+type slotKey struct {
+	timeout time.Duration
 	parent  context.Context
+}
+
+// deadlineSlot is the context calls of one timeout and parent share now.
+type deadlineSlot struct {
 	ctx     context.Context
 	renewAt time.Time // from then on, a call gets a new context
 }
 
 func newSharedDeadlines(now func() time.Time, derive deadlineFunc) *sharedDeadlines {
-	return &sharedDeadlines{now: now, derive: derive, slots: make(map[time.Duration]*deadlineSlot),
+	return &sharedDeadlines{now: now, derive: derive, slots: make(map[slotKey]*deadlineSlot),
 		lasting: make(map[context.Context]int)}
 }
 
@@ -61,6 +68,11 @@ func (d *sharedDeadlines) share(parent context.Context) (done func()) {
 		defer d.mu.Unlock()
 		if d.lasting[parent]--; d.lasting[parent] <= 0 {
 			delete(d.lasting, parent)
+			for key := range d.slots {
+				if key.parent == parent {
+					delete(d.slots, key)
+				}
+			}
 		}
 	}
 }
@@ -78,16 +90,17 @@ func (d *sharedDeadlines) deadline(parent context.Context, timeout time.Duration
 	if d.lasting[parent] == 0 {
 		return d.derive(parent, timeout)
 	}
-	s := d.slots[timeout]
+	key := slotKey{timeout, parent}
+	s := d.slots[key]
 	if s == nil {
 		s = &deadlineSlot{}
-		d.slots[timeout] = s
+		d.slots[key] = s
 	}
-	if s.parent != parent || s.ctx == nil || s.ctx.Err() != nil || !now.Before(s.renewAt) {
+	if s.ctx == nil || s.ctx.Err() != nil || !now.Before(s.renewAt) {
 		// Its cancel is dropped: the context ends at its deadline, which releases its
 		// timer, and the calls sharing it cannot know which of them is the last.
 		ctx, _ := d.derive(parent, timeout)
-		s.parent, s.ctx, s.renewAt = parent, ctx, now.Add(slice)
+		s.ctx, s.renewAt = ctx, now.Add(slice)
 	}
 	return s.ctx, func() {}
 }

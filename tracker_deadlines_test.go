@@ -101,6 +101,41 @@ func TestSharedDeadlinesBoundEveryCallWithinASlice(t *testing.T) {
 	assert.NotSame(t, again, after, "no longer shared once Run is done with it")
 }
 
+// Run's calls alternate between its two lasting parents (its context, and the one its
+// last writes run under) with one timeout: each parent keeps its shared context for the
+// slice, so a slice derives one context per parent however the calls interleave, and
+// at most deadlineSlices per parent are alive at once.
+func TestSharedDeadlinesKeepOnePerParentWhateverTheOrder(t *testing.T) {
+	rec := &recordedDeadlines{now: time.Now()}
+	d := newSharedDeadlines(func() time.Time { return rec.now }, rec.derive)
+	run, stop := context.WithCancel(context.Background())
+	defer stop()
+	writes := context.WithoutCancel(run)
+	defer d.share(run)()
+	defer d.share(writes)()
+	const timeout = 10 * time.Second
+	slice := timeout / deadlineSlices
+	for range 3 {
+		before := rec.derived
+		var ofRun, ofWrites context.Context
+		for i := range 100 {
+			r, _ := d.deadline(run, timeout)
+			w, _ := d.deadline(context.WithoutCancel(run), timeout) // a new value, the same parent
+			if i == 0 {
+				ofRun, ofWrites = r, w
+			}
+			assert.Same(t, ofRun, r)
+			assert.Same(t, ofWrites, w)
+			rec.now = rec.now.Add(slice / 200)
+		}
+		require.Equal(t, before+2, rec.derived, "one context per parent in a slice")
+		rec.now = rec.now.Add(slice)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	assert.Len(t, d.slots, 2, "a slot per timeout and parent")
+}
+
 // A callback's calls get deadlines of their own: no context of a callback request, and
 // nothing its values hold, outlives the handling. Only Run's context is shared.
 func TestOnlyRunsCallsShareDeadlines(t *testing.T) {
@@ -121,9 +156,7 @@ func TestOnlyRunsCallsShareDeadlines(t *testing.T) {
 	require.Equal(t, http.StatusOK, post(t, tr.Handler(), body).Code)
 
 	tr.opts.shared.mu.Lock()
-	for timeout, s := range tr.opts.shared.slots {
-		assert.Nil(t, s.ctx, "a context of %s kept after a callback", timeout)
-	}
+	assert.Empty(t, tr.opts.shared.slots, "no context kept after a callback")
 	assert.Empty(t, tr.opts.shared.lasting)
 	tr.opts.shared.mu.Unlock()
 
