@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/billingsdk/billing-go/internal/workers"
@@ -114,27 +115,47 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 
 // each calls fn(0..n-1), RunConcurrency at a time, and waits for all. Once ctx has
 // ended it starts no more: it calls stopped with the first it did not start, beside the
-// calls still under way, so that the two take no longer than the longer of them.
+// calls still under way, so that the two take no longer than the longer of them. The
+// calls are made by RunConcurrency pooled goroutines, each taking the next index when
+// its call returns: a round hands work to a goroutine once per goroutine, not once
+// per call.
 func (t *Tracker) each(ctx context.Context, n int, fn func(i int), stopped func(from int)) {
-	sem := make(chan struct{}, t.opts.RunConcurrency)
+	if n == 0 {
+		return
+	}
+	var next atomic.Int64 // the next index to call; n or more once none is left
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	for i := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			stopped(i)
-			return
-		}
-		wg.Add(1)
+	workers := min(n, t.opts.RunConcurrency)
+	wg.Add(workers)
+	for range workers {
 		pool.Go(func() {
-			defer func() { <-sem; wg.Done() }()
-			defer t.recoverPanic("a status check of Run")
-			fn(i)
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t.eachCall(fn, i)
+			}
 		})
 	}
+	stoppedDone := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(stoppedDone)
+		if from := int(min(next.Swap(int64(n)), int64(n))); from < n {
+			stopped(from)
+		}
+	})
+	wg.Wait()
+	if !stop() {
+		<-stoppedDone
+	}
+}
+
+// eachCall is one call of each, a panic in it noted for Run to return.
+func (t *Tracker) eachCall(fn func(i int), i int) {
+	defer t.recoverPanic("a status check of Run")
+	fn(i)
 }
 
 // release gives back, all at once, the claims of movements Run will not check because
