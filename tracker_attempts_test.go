@@ -30,7 +30,7 @@ func TestEveryUnsuccessfulTryIsKeptForTheOperator(t *testing.T) {
 		due, err := tr.store.ClaimDue(ctx(), tr.opts.Owner, clock.Now(), clock.Now().Add(time.Minute), runBatch)
 		require.NoError(t, err)
 		require.Len(t, due, 1)
-		tr.check(ctx(), due[0], nil)
+		tr.check(ctx(), due[0], nil, 0)
 	}
 	registerStatus(t, mock, "/v1/payments/refund1040", "payouts/send_status_pending.json")
 	check()
@@ -75,7 +75,7 @@ func TestATrackerOnAStoreWithoutTheAttemptLogKeepsCounts(t *testing.T) {
 	due, err := tr.store.ClaimDue(ctx(), tr.opts.Owner, clock.Now(), clock.Now().Add(time.Minute), runBatch)
 	require.NoError(t, err)
 	require.Len(t, due, 1)
-	tr.check(ctx(), due[0], nil)
+	tr.check(ctx(), due[0], nil, 0)
 	e, err := store.Get(ctx(), due[0].Key().kit())
 	require.NoError(t, err)
 	assert.Equal(t, 1, e.Movement.Checks)

@@ -113,7 +113,7 @@ func runDue(t *testing.T, tr *Tracker) {
 	due, err := tr.store.ClaimDue(context.Background(), tr.opts.Owner, now, now.Add(tr.opts.Lease), storekit.MaxClaim)
 	require.NoError(t, err)
 	for _, m := range due {
-		tr.check(context.Background(), m, nil)
+		tr.check(context.Background(), m, nil, 0)
 	}
 }
 

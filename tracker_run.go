@@ -83,7 +83,7 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: claiming overdue movements failed", slog.String("error", err.Error()))
 	}
 	held, stopHolding := t.holdClaims(ctx, due)
-	t.each(ctx, len(due), func(i int) { t.check(ctx, due[i], held) }, func(from int) { t.release(ctx, due[from:]) })
+	t.each(ctx, len(due), func(i int) { t.check(ctx, due[i], held, i) }, func(from int) { t.release(ctx, due[from:]) })
 	stopHolding()
 	more = len(due) == runBatch
 
@@ -473,7 +473,7 @@ func (t *Tracker) clockNow() time.Time { return t.opts.Clock.Now() }
 // check asks the status check of a claimed movement and settles it or reschedules it.
 // A checkout still unpaid CheckoutExpiry after its creation settles expired; one the
 // service never showed to exist by then settles unknown.
-func (t *Tracker) check(ctx context.Context, m movement, held *claimsHeld) {
+func (t *Tracker) check(ctx context.Context, m movement, held *claimsHeld, i int) {
 	key := m.Key()
 	// The log's attributes are built only for a line that is written.
 	attrs := func(more ...slog.Attr) []slog.Attr {
@@ -481,7 +481,7 @@ func (t *Tracker) check(ctx context.Context, m movement, held *claimsHeld) {
 	}
 	o, err := movementStatus(ctx, t.client, m)
 	t.observeStatusCheck(ctx, m.Kind, m.ClientReference, o, err)
-	held.done(key)
+	held.done(i)
 	// Store writes go on once ctx ends, so that the claim is not left to expire.
 	wctx := context.WithoutCancel(ctx)
 	now := t.opts.Clock.Now()
@@ -525,29 +525,33 @@ func (t *Tracker) backoff(attempts int) time.Duration {
 }
 
 // claimsHeld are the claims of a round's movements whose status checks are under way,
-// renewed together by one renewer (holdClaims).
+// renewed together by one renewer (holdClaims), each known by its index in the round.
 type claimsHeld struct {
+	ms   []movement
 	mu   sync.Mutex
-	keys map[movementKey]struct{}
+	over []bool // by index: no longer renewed
 }
 
-// done stops the renewal of key: its status check has answered, or its claim was lost.
-func (h *claimsHeld) done(key movementKey) {
+// done stops the renewal of the round's i-th claim: its status check has answered, or
+// its claim was lost.
+func (h *claimsHeld) done(i int) {
 	if h == nil {
 		return
 	}
 	h.mu.Lock()
-	delete(h.keys, key)
+	h.over[i] = true
 	h.mu.Unlock()
 }
 
-// list returns the keys still held.
-func (h *claimsHeld) list() []movementKey {
+// list returns the indexes of the claims still held.
+func (h *claimsHeld) list() []int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]movementKey, 0, len(h.keys))
-	for k := range h.keys {
-		out = append(out, k)
+	var out []int
+	for i, over := range h.over {
+		if !over {
+			out = append(out, i)
+		}
 	}
 	return out
 }
@@ -559,22 +563,19 @@ func (h *claimsHeld) list() []movementKey {
 // learns it too); any other error is tried again at the next step. stop ends the
 // renewals and waits for the last step.
 func (t *Tracker) holdClaims(ctx context.Context, ms []movement) (held *claimsHeld, stop func()) {
-	held = &claimsHeld{keys: make(map[movementKey]struct{}, len(ms))}
+	held = &claimsHeld{ms: ms, over: make([]bool, len(ms))}
 	if len(ms) == 0 {
 		return held, func() {}
 	}
-	for _, m := range ms {
-		held.keys[m.Key()] = struct{}{}
-	}
 	stop = t.everyThirdOfALease(ctx, "a lease renewal of Run", func(until time.Time) bool {
 		var each sync.WaitGroup
-		for _, key := range held.list() {
+		for _, i := range held.list() {
 			each.Add(1)
 			pool.Go(func() {
 				defer each.Done()
 				defer t.recoverPanic("a lease renewal of Run")
-				if err := t.store.RenewClaim(ctx, key, t.opts.Owner, until); errors.Is(err, errLeaseLost) {
-					held.done(key)
+				if err := t.store.RenewClaim(ctx, held.ms[i].Key(), t.opts.Owner, until); errors.Is(err, errLeaseLost) {
+					held.done(i)
 				}
 			})
 		}
