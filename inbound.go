@@ -499,8 +499,12 @@ func (r *inboundReader) addMember(frame int, m inboundMember, index *map[fieldNa
 	siblings := r.members[frame:]
 	if *index == nil && len(siblings) < smallObject {
 		for i := range siblings {
-			if sameField(&siblings[i], &m) {
-				r.agree(&siblings[i], &m)
+			s := &siblings[i]
+			if s.plain && m.plain && len(s.key) != len(m.key) && (m.alias == 0 || s.alias != m.alias) {
+				continue // sameField at a glance: two plain keys of other lengths, no alias shared
+			}
+			if sameField(s, &m) {
+				r.agree(s, &m)
 			}
 		}
 		r.members = append(r.members, m)
@@ -616,6 +620,9 @@ func sameField(a, b *inboundMember) bool {
 // aliasOf returns 1 + the index of m's group in fieldAliases, or 0, for a key of an
 // object in scope.
 func aliasOf(m *inboundMember, scope inboundScope) int8 {
+	if m.plain && (len(m.key) >= 64 || aliasLengths[scope]&(1<<len(m.key)) == 0) {
+		return 0 // no name of the scope's groups has the length of this plain key
+	}
 	// By index: ranging over the array by value would copy the whole table for every
 	// key of the body.
 	for i := range fieldAliases {
@@ -631,6 +638,20 @@ func aliasOf(m *inboundMember, scope inboundScope) int8 {
 	}
 	return 0
 }
+
+// aliasLengths are, by scope, the lengths of the names in fieldAliases' groups, a bit
+// each (every name is shorter than 64 bytes).
+var aliasLengths = func() (by [scopeData + 1]uint64) {
+	for _, group := range fieldAliases {
+		for _, name := range group.names {
+			if len(name) >= 64 {
+				panic("billing: an alias of 64 bytes or more: aliasLengths cannot hold its length")
+			}
+			by[group.scope] |= 1 << len(name)
+		}
+	}
+	return by
+}()
 
 // keyIs reports whether m's key is name to encoding/json.
 func keyIs(m *inboundMember, name string) bool {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -749,4 +750,88 @@ func TestInboundGateWideObjectsOneAfterAnotherAndNested(t *testing.T) {
 		assert.ErrorIs(t, inboundVerdict([]byte(wide(`"k7":8,`))), ErrContradiction)
 		assert.NoError(t, inboundVerdict([]byte(page)))
 	}
+}
+
+// The gate finds a contradiction in an object exactly when two of its members are one
+// field (sameField: a casing, an escaped spelling or an alias of one another) with
+// values that differ, whatever the shortcuts it takes before comparing two keys: random
+// objects at the top level and under data, small and past smallObject, of keys drawn
+// from every alias group's names, their casings, escaped spellings and keys of other
+// lengths, each member compared by the reference with every other.
+func TestInboundGateFindsEveryContradictionAPairwiseReadFinds(t *testing.T) {
+	seed := uint64(42)
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, seed))
+	var names []string
+	for _, group := range fieldAliases {
+		names = append(names, group.names[:]...)
+	}
+	names = append(names, "data", "amount", "Amount", "a", "ab", "abc", "status", "currency")
+	spell := func(name string) string {
+		b := []byte(name)
+		for i := range b {
+			if r.IntN(3) == 0 && b[i] >= 'a' && b[i] <= 'z' {
+				b[i] -= 'a' - 'A'
+			}
+		}
+		if r.IntN(6) == 0 { // an escaped spelling: no longer plain
+			return fmt.Sprintf(`\u%04x`, b[0]) + string(b[1:])
+		}
+		return string(b)
+	}
+	for range 20_000 {
+		n := 1 + r.IntN(3*smallObject/2)
+		type member struct{ key, value string }
+		members := make([]member, n)
+		var obj strings.Builder
+		obj.WriteString("{")
+		for i := range members {
+			members[i] = member{spell(names[r.IntN(len(names))]), []string{`"1"`, `"2"`, `1`}[r.IntN(3)]}
+			if i > 0 {
+				obj.WriteString(",")
+			}
+			fmt.Fprintf(&obj, `"%s":%s`, members[i].key, members[i].value)
+		}
+		obj.WriteString("}")
+		for _, scope := range []inboundScope{scopeRoot, scopeData} {
+			body := obj.String()
+			if scope == scopeData {
+				body = `{"data":` + body + `}`
+			}
+			want := false
+			ms := make([]inboundMember, n)
+			for i, m := range members {
+				key := []byte(m.key)
+				ms[i] = inboundMember{key: key, plain: !strings.Contains(m.key, `\`)}
+				ms[i].alias = aliasOfReference(&ms[i], scope)
+			}
+			for i := range ms {
+				for j := range i {
+					if sameField(&ms[j], &ms[i]) && members[i].value != members[j].value {
+						want = true
+					}
+				}
+			}
+			err := inboundVerdict([]byte(body))
+			if got := errors.Is(err, ErrContradiction); got != want || (err != nil && !got) {
+				t.Fatalf("%s: the gate says %v, comparing every pair finds a contradiction: %v", body, err, want)
+			}
+		}
+	}
+}
+
+// aliasOfReference is aliasOf without its shortcut: every name of every group of the
+// scope compared.
+func aliasOfReference(m *inboundMember, scope inboundScope) int8 {
+	for i := range fieldAliases {
+		if fieldAliases[i].scope != scope {
+			continue
+		}
+		for _, name := range fieldAliases[i].names {
+			if keyIs(m, name) {
+				return int8(i + 1)
+			}
+		}
+	}
+	return 0
 }
