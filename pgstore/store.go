@@ -34,6 +34,9 @@
 // used once it is idle, so the next statement opens it again, a new PostgreSQL server
 // process each time, which costs more than the statements. Writes that many goroutines
 // make at once (the first outcome of a movement, the mark of a report) share statements.
+// On pgx's driver the store takes a connection from the pool for each statement and runs
+// it as pgx's own, reading its rows without database/sql's driver values in between;
+// transactions and other drivers go through database/sql.
 //
 // OnOutcomeTx runs a merchant's handler in the transaction that marks an outcome
 // reported: the merchant's writes and the report commit together, exactly once.
