@@ -261,12 +261,7 @@ func (s sqlStatements) query(ctx context.Context, query string, args []any, each
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return eachRow(rows, each)
 }
 
 // pgxStatements run on one pgx connection, as pgx's own: their rows are read into the
@@ -288,6 +283,16 @@ func (p pgxStatements) query(ctx context.Context, query string, args []any, each
 		return err
 	}
 	defer rows.Close()
+	return eachRow(rows, each)
+}
+
+// eachRow calls each on every row of rows, database/sql's or pgx's, until each returns
+// an error, and returns the first error of each or of the rows. The caller closes them.
+func eachRow(rows interface {
+	scanner
+	Next() bool
+	Err() error
+}, each func(scanner) error) error {
 	for rows.Next() {
 		if err := each(rows); err != nil {
 			return err
