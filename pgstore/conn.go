@@ -84,9 +84,9 @@ type arrayWriter struct {
 }
 
 // arrayWriters are the kinds of slice the batched writes send (see firstColumns), by
-// the type of a pointer to each:
-// strings and byte strings quoted (a nil byte string is NULL, as pgx sends it), times in
-// UTC to the microsecond (pgx's precision for timestamptz).
+// the type of a pointer to each: strings and byte strings quoted (a nil byte string is
+// NULL, as pgx sends it), times in UTC to the microsecond (pgx's precision for
+// timestamptz).
 var arrayWriters = map[reflect.Type]arrayWriter{
 	reflect.TypeFor[*[]string](): {"text[]", func(b []byte, v any) []byte {
 		return appendArray(b, *v.(*[]string), appendQuoted)
@@ -207,7 +207,9 @@ func (c conn) queryRow(ctx context.Context, query string, args ...any) row {
 // QueryRowContext is database/sql's, for the statements New runs once, through helpers
 // that take a *sql.Conn or *sql.Tx as well.
 func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return c.db.QueryRowContext(ctx, query, c.args(args).list...)
+	a := c.args(args)
+	defer a.release()
+	return c.db.QueryRowContext(ctx, query, a.list...)
 }
 
 // row is conn's answer to queryRow.
@@ -412,12 +414,19 @@ type txConn struct {
 	of conn
 }
 
+// The statements of a transaction, like QueryRowContext, give their arguments back
+// once database/sql has sent them: it copies them into driver values first.
+
 func (t txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, query, t.of.args(args).list...)
+	a := t.of.args(args)
+	defer a.release()
+	return t.Tx.ExecContext(ctx, query, a.list...)
 }
 
 func (t txConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.Tx.QueryContext(ctx, query, t.of.args(args).list...)
+	a := t.of.args(args)
+	defer a.release()
+	return t.Tx.QueryContext(ctx, query, a.list...)
 }
 
 // query runs query in the transaction and calls each on its rows (see conn.query).
@@ -426,7 +435,9 @@ func (t txConn) query(ctx context.Context, query string, args []any, each func(s
 }
 
 func (t txConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, query, t.of.args(args).list...)
+	a := t.of.args(args)
+	defer a.release()
+	return t.Tx.QueryRowContext(ctx, query, a.list...)
 }
 
 // openConn reads which driver db's connections use and returns the store's conn on it.
