@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"regexp"
 	"testing"
@@ -173,4 +174,59 @@ func TestOnlyRunsCallsShareDeadlines(t *testing.T) {
 	tr.opts.shared.mu.Lock()
 	assert.Empty(t, tr.opts.shared.lasting, "and stops sharing it when it returns")
 	tr.opts.shared.mu.Unlock()
+}
+
+// Shared deadlines over random sequences of calls: any mix of lasting parents (Run's
+// context, its writes', another) and timeouts, in any order, the clock moving by random
+// steps. Every call is bounded by its timeout and by no less than its timeout less a
+// slice, and a timeout under a parent derives a new context only once its slice is over,
+// so that at most deadlineSlices of them are alive at once.
+func TestSharedDeadlinesOverRandomCalls(t *testing.T) {
+	seed := uint64(43)
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, seed))
+	run, stop := context.WithCancel(context.Background())
+	defer stop()
+	other, stopOther := context.WithCancel(context.Background())
+	defer stopOther()
+	parents := []func() context.Context{
+		func() context.Context { return run },
+		func() context.Context { return context.WithoutCancel(run) }, // a new value each time
+		func() context.Context { return other },
+	}
+	timeouts := []time.Duration{10 * time.Second, time.Minute}
+	now := time.Now()
+	type slot struct {
+		parent  int
+		timeout time.Duration
+	}
+	var derivedFor *slot
+	lastDerived := map[slot]time.Time{}
+	d := newSharedDeadlines(func() time.Time { return now }, func(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+		if derivedFor == nil {
+			t.Fatal("a context derived outside a call")
+		}
+		if last, ok := lastDerived[*derivedFor]; ok && now.Sub(last) < timeout/deadlineSlices {
+			t.Fatalf("%v: a new context %v after the last, within its slice", *derivedFor, now.Sub(last))
+		}
+		lastDerived[*derivedFor] = now
+		return context.WithDeadline(parent, now.Add(timeout))
+	})
+	for i := range parents {
+		defer d.share(parents[i]())()
+	}
+	for range 100_000 {
+		s := slot{r.IntN(len(parents)), timeouts[r.IntN(len(timeouts))]}
+		derivedFor = &s
+		ctx, cancel := d.deadline(parents[s.parent](), s.timeout)
+		derivedFor = nil
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok)
+		if left := deadline.Sub(now); left > s.timeout || left < s.timeout-s.timeout/deadlineSlices {
+			t.Fatalf("%v: bounded by %v", s, left)
+		}
+		cancel()
+		now = now.Add(time.Duration(r.Int64N(int64(s.timeout / deadlineSlices / 10))))
+	}
+	assert.Len(t, lastDerived, len(parents)*len(timeouts), "every timeout under every parent derived its own")
 }
