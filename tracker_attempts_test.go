@@ -45,7 +45,8 @@ func TestEveryUnsuccessfulTryIsKeptForTheOperator(t *testing.T) {
 	ss, err := tr.store.ClaimUnreported(ctx(), tr.opts.Owner, now, now.Add(time.Minute), 10)
 	require.NoError(t, err)
 	require.Len(t, ss, 1)
-	tr.report(ctx(), newReporter(1, time.Minute), ss[0], &reportClaim{until: now.Add(time.Minute), lost: make(chan struct{})})
+	require.True(t, tr.report(ctx(), newReporter(1, time.Minute), &ss[0], &reportClaim{until: now.Add(time.Minute), lost: make(chan struct{})},
+		func() { t.Error("a call that returned was given up on") }))
 
 	in, err := tr.Inspect(ctx(), key.kit())
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -803,4 +804,37 @@ func TestRunASlowOnOutcomeStallsNothing(t *testing.T) {
 		return err == nil && e.Final != nil
 	})
 	assert.False(t, rc.reported(stuck), "the stuck call is still under way")
+}
+
+// An OnOutcome call that ends its goroutine (runtime.Goexit, as a test's FailNow does)
+// is a failed call, recorded at once: Run goes on with the reports waiting, and the
+// outcome is reported again.
+func TestRunAnOnOutcomeThatEndsItsGoroutineFailsOneCall(t *testing.T) {
+	var exits atomic.Int32
+	rc := newReportCase(t, NewMemoryStore(0), 1, TrackerOptions{ReportConcurrency: 1}, func(ctx context.Context, o *Outcome) error {
+		if strings.HasSuffix(o.ID, "/exits1") && exits.Add(1) == 1 {
+			runtime.Goexit()
+		}
+		return nil
+	})
+	exiting := rc.settled("exits1")
+	var others []string
+	for i := range 5 {
+		others = append(others, rc.settled(fmt.Sprintf("other%d", i)))
+	}
+	rc.advanceUntil(time.Second, 200, func() bool {
+		for _, id := range append(others, exiting) {
+			if !rc.reported(id) {
+				return false
+			}
+		}
+		return true
+	})
+	assert.Equal(t, 2, rc.callsOf(exiting), "called again after the call that ended its goroutine")
+	e, err := gateOf(rc.store).Get(context.Background(), settlementKey(exiting))
+	require.NoError(t, err)
+	assert.Equal(t, 1, e.Final.ReportAttempts, "the call that ended its goroutine counts as one failed attempt")
+	for _, id := range others {
+		assert.Equal(t, 1, rc.callsOf(id))
+	}
 }

@@ -22,9 +22,10 @@ func TestReportsWaitingForACallHoldNoGoroutine(t *testing.T) {
 	var made atomic.Int64
 	before := goroutines.Created(t)
 	for i := range reports {
-		r.start(context.Background(), fmt.Sprintf("outcome%d", i), now.Add(time.Minute), func(*reportClaim) {
+		r.start(context.Background(), fmt.Sprintf("outcome%d", i), now.Add(time.Minute), func(*reportClaim, func()) bool {
 			<-release
 			made.Add(1)
+			return true
 		}, func() { t.Error("a report was given back while its Run went on") }, func() time.Time { return now })
 	}
 	assert.LessOrEqual(t, goroutines.Created(t)-before, uint64(calls), "goroutines started for %d reports with %d calls", reports, calls)
@@ -46,10 +47,11 @@ func TestReportsWaitingWhenRunEndsAreGivenBack(t *testing.T) {
 	var made, givenBack atomic.Int64
 	gaveBack := make(chan struct{}, reports)
 	for i := range reports {
-		r.start(ctx, fmt.Sprintf("outcome%d", i), now.Add(time.Minute), func(*reportClaim) {
+		r.start(ctx, fmt.Sprintf("outcome%d", i), now.Add(time.Minute), func(*reportClaim, func()) bool {
 			made.Add(1)
 			close(entered) // only the first is made
 			<-release
+			return true
 		}, func() { givenBack.Add(1); gaveBack <- struct{}{} }, func() time.Time { return now })
 	}
 	<-entered

@@ -98,8 +98,11 @@ func (t *Tracker) runRound(ctx context.Context, reports *reporter) (more bool, w
 			}
 			for i := range unreported {
 				s := &unreported[i] // the closures share the claimed slice rather than each a copy
-				reports.start(ctx, s.ID, now.Add(lease), func(c *reportClaim) { defer t.recoverPanic("a report of Run"); t.report(ctx, reports, *s, c) },
-					func() { t.giveBackReport(ctx, s.ID, s.Key) }, t.clockNow)
+				reports.start(ctx, s.ID, now.Add(lease), func(c *reportClaim, goOn func()) (kept bool) {
+					kept = true // a panic before the call was given up on leaves the report to this goroutine
+					defer t.recoverPanic("a report of Run")
+					return t.report(ctx, reports, s, c, goOn)
+				}, func() { t.giveBackReport(ctx, s.ID, s.Key) }, t.clockNow)
 			}
 			more = more || (len(unreported) == n && reports.free() > 0)
 			if len(unreported) < n {
@@ -209,10 +212,17 @@ type reporter struct {
 type queuedReport struct {
 	id       string
 	c        *reportClaim
-	fn       func(*reportClaim)
+	fn       reportFunc
 	giveBack func()
 	now      func() time.Time
 }
+
+// reportFunc makes the report held by the claim c on the calling goroutine, and
+// returns true once it is finished. It returns false when it gave the report over to
+// another goroutine, one that did not wait for an OnOutcome call past its deadline:
+// that goroutine finishes the report, then calls goOn, which goes on with the reports
+// waiting.
+type reportFunc func(c *reportClaim, goOn func()) (kept bool)
 
 // reportClaim is the claim of one outcome held by a reporter.
 type reportClaim struct {
@@ -299,7 +309,7 @@ func (r *reporter) renewed(c *reportClaim, until time.Time) {
 // lost, its lease not ended by now()): one that waited longer is dropped, and the
 // instance holding it now reports it. Once ctx has ended, a report still waiting for a
 // call calls giveBack instead of fn, so that its claim is not left to its lease.
-func (r *reporter) start(ctx context.Context, id string, until time.Time, fn func(*reportClaim), giveBack func(), now func() time.Time) {
+func (r *reporter) start(ctx context.Context, id string, until time.Time, fn reportFunc, giveBack func(), now func() time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c, busy := r.claims[id]; busy {
@@ -327,28 +337,45 @@ func (r *reporter) start(ctx context.Context, id string, until time.Time, fn fun
 }
 
 // run makes the report q, then the reports waiting, one after the other, until none
-// waits.
+// waits, or until a report is given over to another goroutine, which goes on with them.
 func (r *reporter) run(q queuedReport) {
 	for {
 		r.mu.Lock()
 		ended := !q.now().Before(q.c.until)
 		r.mu.Unlock()
 		if !ended && !q.c.isLost() { // else another instance may hold it now: it reports it
-			q.fn(q.c)
+			if !q.fn(q.c, func() { r.goOn(q) }) {
+				return
+			}
 		}
-		r.mu.Lock()
-		r.finishedLocked(q.id)
-		next, more := r.nextLocked()
-		if !more {
-			r.running--
-		}
-		r.mu.Unlock()
-		r.wg.Done()
+		next, more := r.finished(q)
 		if !more {
 			return
 		}
 		q = next
 	}
+}
+
+// goOn finishes the report q, given over by the goroutine that began it, and makes the
+// reports waiting on the calling goroutine.
+func (r *reporter) goOn(q queuedReport) {
+	if next, more := r.finished(q); more {
+		r.run(next)
+	}
+}
+
+// finished records that the report q is finished, and takes the next report waiting if
+// any; if none, the goroutine that made q no longer counts as making reports.
+func (r *reporter) finished(q queuedReport) (next queuedReport, more bool) {
+	r.mu.Lock()
+	r.finishedLocked(q.id)
+	next, more = r.nextLocked()
+	if !more {
+		r.running--
+	}
+	r.mu.Unlock()
+	r.wg.Done()
+	return next, more
 }
 
 // nextLocked takes the first report waiting, if any.
@@ -597,20 +624,28 @@ func (t *Tracker) reportLease() time.Duration {
 
 // report calls OnOutcome for a settlement held by the claim c, and records the result.
 // The claim is renewed while it is held (renewReports) when the store can renew it;
-// otherwise it lasts until c.until.
-func (t *Tracker) report(ctx context.Context, r *reporter, s settlement, c *reportClaim) {
+// otherwise it lasts until c.until. It returns false when the call ran past its
+// deadline and the report was given over to another goroutine (see callOnOutcome).
+func (t *Tracker) report(ctx context.Context, r *reporter, s *settlement, c *reportClaim, goOn func()) (kept bool) {
 	r.mu.Lock()
 	until := c.until
 	r.mu.Unlock()
 	if t.store.renewReport() != nil {
 		until = time.Time{} // renewed: it ends only when lost says so
 	}
-	o := settledOutcome(&s, s.Outcome.Kind)
+	o := settledOutcome(s, s.Outcome.Kind)
 	began := t.opts.Clock.Now()
-	finished, err := t.callOnOutcome(ctx, o)
-	if finished {
-		r.took(t.opts.Clock.Now().Sub(began))
-	}
+	return t.callOnOutcome(ctx, o, func(finished bool, err error) {
+		if finished {
+			r.took(t.opts.Clock.Now().Sub(began))
+		}
+		t.recordReport(ctx, s, until, c, finished, err)
+	}, goOn)
+}
+
+// recordReport records the result of the OnOutcome call of s: reported when it
+// returned nil, to be made again otherwise.
+func (t *Tracker) recordReport(ctx context.Context, s *settlement, until time.Time, c *reportClaim, finished bool, err error) {
 	if err == nil {
 		t.markReported(ctx, s.ID, until, c.lost)
 		return
@@ -676,37 +711,74 @@ func (t *Tracker) markReported(ctx context.Context, id string, until time.Time, 
 	}
 }
 
-// callOnOutcome calls OnOutcome under OnOutcomeTimeout, turning a panic into an error.
-// finished is false when the call did not return by its deadline (or, once ctx ended,
-// within a short grace): it runs on, unobserved, and counts as failed.
-func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome) (finished bool, err error) {
+// The states of an OnOutcome call (see callOnOutcome).
+const (
+	callUnderWay int32 = iota
+	callReturned
+	callGivenUp
+)
+
+// callOnOutcome calls OnOutcome under OnOutcomeTimeout on the calling goroutine, a panic
+// turned into an error, then calls then with its result (finished true) and returns
+// true. A call that has not returned by its deadline (or, once ctx ended, within a
+// short grace) is given up on: another goroutine calls then with finished false and an
+// error, then goOn; the call runs on, unobserved, and callOnOutcome returns false when
+// it returns, having done nothing more. So a report's call costs no hand-off between
+// goroutines, and one that never returns stalls no other report.
+func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome, then func(finished bool, err error), goOn func()) (kept bool) {
 	octx, cancel := t.opts.deadline(ctx, t.opts.OnOutcomeTimeout)
-	defer cancel()
-	done := make(chan error, 1)
-	pool.Go(func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- fmt.Errorf("billing: OnOutcome panicked: %v", p)
-			}
-		}()
-		done <- t.opts.OnOutcome(octx, o)
+	var state atomic.Int32
+	returned := make(chan struct{}) // closed when the call returns, for a watch in its grace
+	giveUp := func(err error) {
+		defer t.recoverPanic("a report of Run")
+		cancel()
+		then(false, err)
+		goOn()
+	}
+	unwatch := context.AfterFunc(octx, func() {
+		if state.Load() != callUnderWay {
+			return // it returned as its context ended
+		}
+		if ctx.Err() == nil {
+			t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing OnOutcome did not return within its deadline",
+				slog.String("id", o.ID), slog.Duration("timeout", t.opts.OnOutcomeTimeout))
+		}
+		// Its context has ended: give it a moment to return.
+		gctx, gcancel := t.opts.deadline(context.WithoutCancel(ctx), stopGrace)
+		select {
+		case <-returned:
+		case <-gctx.Done():
+		}
+		gcancel()
+		if state.CompareAndSwap(callUnderWay, callGivenUp) {
+			giveUp(fmt.Errorf("billing: OnOutcome did not return within %s: %w", t.opts.OnOutcomeTimeout, context.DeadlineExceeded))
+		}
 	})
-	select {
-	case err := <-done:
-		return true, err
-	case <-octx.Done():
+	exited := true // until OnOutcome returns or panics: runtime.Goexit ends the goroutine
+	defer func() {
+		if exited && state.CompareAndSwap(callUnderWay, callGivenUp) {
+			unwatch()
+			go giveUp(errors.New("billing: OnOutcome called runtime.Goexit"))
+		}
+	}()
+	err := t.onOutcome(octx, o)
+	exited = false
+	if !state.CompareAndSwap(callUnderWay, callReturned) {
+		return false // given up on: its report went on without it
 	}
-	if ctx.Err() == nil {
-		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing OnOutcome did not return within its deadline",
-			slog.String("id", o.ID), slog.Duration("timeout", t.opts.OnOutcomeTimeout))
-	}
-	// Its context has ended: give it a moment to return.
-	gctx, gcancel := t.opts.deadline(context.WithoutCancel(ctx), stopGrace)
-	defer gcancel()
-	select {
-	case err := <-done:
-		return true, err
-	case <-gctx.Done():
-	}
-	return false, fmt.Errorf("billing: OnOutcome did not return within %s: %w", t.opts.OnOutcomeTimeout, context.DeadlineExceeded)
+	close(returned)
+	unwatch()
+	cancel()
+	then(true, err)
+	return true
+}
+
+// onOutcome calls OnOutcome, turning a panic into an error.
+func (t *Tracker) onOutcome(ctx context.Context, o *Outcome) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("billing: OnOutcome panicked: %v", p)
+		}
+	}()
+	return t.opts.OnOutcome(ctx, o)
 }
