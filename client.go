@@ -698,7 +698,7 @@ func (c *Client) do(ctx context.Context, o *op, out decodeTarget) error {
 	// One backing array for the header values every attempt sends, rather than one each
 	// (as Header.Set makes): the keys are already canonical.
 	call.header = [3]string{auth, c.userAgent, "application/json"}
-	req := outgoing{method: o.method, url: target, body: body, header: call.header[:], res: res, out: out}
+	req := outgoing{method: o.method, url: target, body: body, header: call.header[:], st: st, res: res, out: out}
 	start := time.Now()
 	err = c.sendWithRetries(ctx, &req)
 	if req.unbuilt {

@@ -58,6 +58,9 @@ type attemptState struct {
 	trace  httptrace.ClientTrace
 
 	ctx stateContext // the call's context carrying this state
+	// attempt is an attempt's context carrying this state, when the attempt shares its
+	// deadline with others (see attemptContext).
+	attempt stateContext
 }
 
 type attemptKey struct{}
@@ -286,6 +289,7 @@ type outgoing struct {
 	method, url string
 	body        []byte   // nil for none; each attempt sends it from its start
 	header      []string // Authorization, User-Agent and Content-Type, in that order
+	st          *attemptState
 	res         *response
 	out         decodeTarget
 	// unbuilt: net/http refused to build the request (a method or URL it cannot send),
@@ -311,7 +315,7 @@ func (c *Client) sendWithRetries(ctx context.Context, req *outgoing) error {
 	for i := 0; ; i++ {
 		doErr, respErr = nil, nil
 		var attemptCtx context.Context
-		attemptCtx, endAttempt = c.attemptContext(ctx)
+		attemptCtx, endAttempt = c.attemptContext(ctx, req.st)
 		r, err := req.build(attemptCtx)
 		if err != nil {
 			endAttempt()
@@ -368,14 +372,25 @@ func (c *Client) sendWithRetries(ctx context.Context, req *outgoing) error {
 	return err
 }
 
-// attemptContext returns the context of one attempt: ctx bounded by the Client's
-// timeout (WithTimeout), as http.Client.Timeout would bound it, from dialling to the end
-// of the body, since the attempt's answer is read before its context ends. The policy
-// judges each attempt with ctx, the call's: an attempt that ran out of time is a failed
-// attempt like any other (a read is sent again), not the end of the call.
-func (c *Client) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// attemptContext returns the context of one attempt of the call whose state is st:
+// ctx bounded by the Client's timeout (WithTimeout), as http.Client.Timeout would bound
+// it, from dialling to the end of the body, since the attempt's answer is read before
+// its context ends. The policy judges each attempt with ctx, the call's: an attempt that
+// ran out of time is a failed attempt like any other (a read is sent again), not the end
+// of the call.
+//
+// A read made under a Tracker's Run (a status check) shares its deadline as Run's store
+// calls do (see sharedDeadlines): the attempts that begin within a hundredth of the
+// timeout of one another have one context, which ends with the call's or the timeout
+// after the first began, and one timer between them rather than one each.
+func (c *Client) attemptContext(ctx context.Context, st *attemptState) (context.Context, context.CancelFunc) {
 	if c.attemptTimeout <= 0 {
 		return ctx, noCancel
+	}
+	if run, ok := st.ctx.Context.(*sharingContext); ok && ctx == context.Context(&st.ctx) { // nothing else wraps the state
+		shared, cancel := run.deadlines.deadline(run, c.attemptTimeout)
+		st.attempt = stateContext{Context: shared, st: st}
+		return &st.attempt, cancel
 	}
 	return context.WithTimeout(ctx, c.attemptTimeout)
 }

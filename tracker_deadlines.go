@@ -35,6 +35,14 @@ type sharedDeadlines struct {
 	lasting map[context.Context]int   // the parents shared, each with its count of share calls
 }
 
+// sharingContext is the context of a Run whose calls share deadlines: its store and
+// OnOutcome calls, and the attempts of its status checks (see Client.attemptContext),
+// which find the deadlines through it. It is the context Run was given in all else.
+type sharingContext struct {
+	context.Context
+	deadlines *sharedDeadlines
+}
+
 // slotKey names the calls that share a context: those of one timeout under one parent.
 // Run's calls alternate between its parents (its context, and the one its last writes
 // run under), each of which keeps its own context for the slice.

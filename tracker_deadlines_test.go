@@ -167,7 +167,12 @@ func TestOnlyRunsCallsShareDeadlines(t *testing.T) {
 	require.Eventually(t, func() bool {
 		tr.opts.shared.mu.Lock()
 		defer tr.opts.shared.mu.Unlock()
-		return tr.opts.shared.lasting[ctx] == 1 && tr.opts.shared.lasting[context.WithoutCancel(ctx)] == 1
+		for parent, n := range tr.opts.shared.lasting {
+			if run, ok := parent.(*sharingContext); ok && run.Context == ctx && n == 1 {
+				return tr.opts.shared.lasting[context.WithoutCancel(run)] == 1 && len(tr.opts.shared.lasting) == 2
+			}
+		}
+		return false
 	}, 10*time.Second, time.Millisecond, "Run shares its context, and the one its last writes run under")
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
@@ -229,4 +234,57 @@ func TestSharedDeadlinesOverRandomCalls(t *testing.T) {
 		now = now.Add(time.Duration(r.Int64N(int64(s.timeout / deadlineSlices / 10))))
 	}
 	assert.Len(t, lastDerived, len(parents)*len(timeouts), "every timeout under every parent derived its own")
+}
+
+// The status check of every kind of movement, made under Run, shares its attempts'
+// deadline as Run's store calls do: the attempts that begin within a slice of the
+// Client's timeout have one context between them, which carries the call's values and
+// its own attempt state, ends with Run's context and no later than the timeout. The same
+// checks under any other context get a deadline each.
+func TestStatusChecksUnderRunShareTheirAttemptsDeadline(t *testing.T) {
+	const timeout = time.Minute
+	c, mock := newMockClient(t, WithTimeout(timeout), WithDisbursementAccount("2020202"))
+	rd := &recordedDeadlines{now: time.Now()}
+	d := newSharedDeadlines(func() time.Time { return rd.now }, rd.derive)
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "Run's"))
+	defer cancel()
+	run := &sharingContext{Context: parent, deadlines: d}
+	defer d.share(run)()
+
+	var seen []context.Context
+	mock.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r.Context())
+		return httpmock.NewStringResponse(http.StatusNotFound, `{"message":"not found"}`), nil
+	})
+	kinds := 0
+	for kind := range movements {
+		kinds++
+		for _, ctx := range []context.Context{run, parent} {
+			_, err := movementStatus(ctx, c, movement{Kind: kind, ClientReference: "shared" + string(kind), ServiceReference: "sess1"})
+			require.Error(t, err, "the answer is a 404")
+		}
+	}
+	require.Len(t, seen, 2*kinds, "one attempt per check")
+	assert.Equal(t, 1, rd.derived, "every attempt under Run began within one slice: one context derived")
+	var shared context.Context
+	states := map[any]bool{}
+	for i, ctx := range seen {
+		assert.Equal(t, "Run's", ctx.Value(key{}), "the call's values")
+		states[ctx.Value(attemptKey{})] = true
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok)
+		if i%2 == 1 { // under another context: its own deadline, on the wall clock
+			assert.WithinDuration(t, time.Now().Add(timeout), deadline, 5*time.Second)
+			continue
+		}
+		assert.Equal(t, rd.now.Add(timeout), deadline, "bounded by the timeout from the first")
+		if shared == nil {
+			shared = ctx
+		}
+		assert.Equal(t, shared.Done(), ctx.Done(), "one deadline between the attempts under Run")
+	}
+	assert.Len(t, states, len(seen), "each call keeps its own attempt state")
+	cancel()
+	assert.ErrorIs(t, shared.Err(), context.Canceled, "the shared deadline ends with Run's context")
 }

@@ -44,6 +44,7 @@ func (t *Tracker) Run(ctx context.Context) error {
 		return errNilContext()
 	}
 	if shared := t.opts.shared; shared != nil {
+		ctx = &sharingContext{Context: ctx, deadlines: shared}
 		// Deferred first, so undone after the reports end: their calls share too. The
 		// writes that go on once ctx ends run under context.WithoutCancel(ctx), a value
 		// equal for equal parents, so they share as well.
