@@ -187,8 +187,11 @@ func gateOf(s storekit.Store) *storeGate {
 
 // gateErr is err with a store's ValidationError made the SDK's.
 func gateErr(err error) error {
+	if err == nil {
+		return nil // before v, which errors.As makes escape: no allocation for a nil error
+	}
 	var v *storekit.ValidationError
-	if err != nil && errors.As(err, &v) {
+	if errors.As(err, &v) {
 		return fmt.Errorf("%w (%w)", &ValidationError{Field: v.Field, Rule: v.Rule}, err)
 	}
 	return err

@@ -151,3 +151,13 @@ func TestAStoresRefusalIsAValidationError(t *testing.T) {
 	assert.ErrorAs(t, err, &kit)
 	assert.Contains(t, err.Error(), "mystore")
 }
+
+// The gate passes a store's nil error on without allocating: every write of a
+// resolution goes through it.
+func TestStoreGatePassesNilErrorsWithoutAllocating(t *testing.T) {
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = gateErr(nil) }))
+	err := gateErr(&storekit.ValidationError{Field: "clientReference", Rule: "is required"})
+	var v *ValidationError
+	require.ErrorAs(t, err, &v, "a store's validation error still reads as the SDK's")
+	assert.Equal(t, "clientReference", v.Field)
+}

@@ -41,6 +41,23 @@ type sharedDeadlines struct {
 type sharingContext struct {
 	context.Context
 	deadlines *sharedDeadlines
+	without   context.Context // context.WithoutCancel of it, made once: see withoutCancel
+}
+
+// newSharingContext marks ctx, Run's, as one whose calls share the deadlines d.
+func newSharingContext(ctx context.Context, d *sharedDeadlines) *sharingContext {
+	run := &sharingContext{Context: ctx, deadlines: d}
+	run.without = context.WithoutCancel(run)
+	return run
+}
+
+// withoutCancel is context.WithoutCancel(ctx), the context of the writes that go on once
+// ctx ends; for Run's context, the one made with it rather than one per write.
+func withoutCancel(ctx context.Context) context.Context {
+	if run, ok := ctx.(*sharingContext); ok {
+		return run.without
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // slotKey names the calls that share a context: those of one timeout under one parent.

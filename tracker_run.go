@@ -44,12 +44,12 @@ func (t *Tracker) Run(ctx context.Context) error {
 		return errNilContext()
 	}
 	if shared := t.opts.shared; shared != nil {
-		ctx = &sharingContext{Context: ctx, deadlines: shared}
+		ctx = newSharingContext(ctx, shared)
 		// Deferred first, so undone after the reports end: their calls share too. The
 		// writes that go on once ctx ends run under context.WithoutCancel(ctx), a value
 		// equal for equal parents, so they share as well.
 		defer shared.share(ctx)()
-		defer shared.share(context.WithoutCancel(ctx))()
+		defer shared.share(withoutCancel(ctx))()
 	}
 	reports := newReporter(t.opts.ReportConcurrency, t.reportLease())
 	defer reports.wait()
@@ -175,7 +175,7 @@ func (t *Tracker) release(ctx context.Context, ms []movement) {
 		go func() {
 			defer wg.Done()
 			defer t.recoverPanic("a claim release of Run")
-			if err := t.store.ReleaseClaim(context.WithoutCancel(ctx), m.Key(), t.opts.Owner); err != nil && !errors.Is(err, errLeaseLost) {
+			if err := t.store.ReleaseClaim(withoutCancel(ctx), m.Key(), t.opts.Owner); err != nil && !errors.Is(err, errLeaseLost) {
 				t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: releasing a claim failed",
 					slog.String("kind", string(m.Kind)), slog.String("clientReference", m.ClientReference), slog.String("error", err.Error()))
 			}
@@ -511,7 +511,7 @@ func (t *Tracker) check(ctx context.Context, m movement, held *claimsHeld, i int
 	t.observeStatusCheck(ctx, m.Kind, m.ClientReference, o, err)
 	held.done(i)
 	// Store writes go on once ctx ends, so that the claim is not left to expire.
-	wctx := context.WithoutCancel(ctx)
+	wctx := withoutCancel(ctx)
 	now := t.opts.Clock.Now()
 	if final := t.checkoutGivenUp(m, o, err, now); final != nil && ctx.Err() == nil {
 		o, err = final, nil
@@ -660,7 +660,7 @@ func (t *Tracker) recordReport(ctx context.Context, s *settlement, until time.Ti
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing OnOutcome failed; it will be called again",
 			slog.String("id", s.ID), slog.Int("attempts", s.ReportAttempts+1), slog.String("error", err.Error()))
 	}
-	if err := t.store.RetryReportAfter(context.WithoutCancel(ctx), s.ID, t.opts.Owner, next, t.reportAttempt(s.Key, err, now)); err != nil && !errors.Is(err, errLeaseLost) {
+	if err := t.store.RetryReportAfter(withoutCancel(ctx), s.ID, t.opts.Owner, next, t.reportAttempt(s.Key, err, now)); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: recording a failed report failed", slog.String("id", s.ID), slog.String("error", err.Error()))
 	}
 }
@@ -670,7 +670,7 @@ func (t *Tracker) recordReport(ctx context.Context, s *settlement, until time.Ti
 // attempt). The write is bounded by StoreTimeout.
 func (t *Tracker) giveBackReport(ctx context.Context, id string, key movementKey) {
 	now := t.opts.Clock.Now()
-	if err := t.store.RetryReportAfter(context.WithoutCancel(ctx), id, t.opts.Owner, now, t.reportAttempt(key, errReportGivenBack, now)); err != nil && !errors.Is(err, errLeaseLost) {
+	if err := t.store.RetryReportAfter(withoutCancel(ctx), id, t.opts.Owner, now, t.reportAttempt(key, errReportGivenBack, now)); err != nil && !errors.Is(err, errLeaseLost) {
 		t.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "billing tracker: giving back a report's claim failed", slog.String("id", id), slog.String("error", err.Error()))
 	}
 }
@@ -686,7 +686,7 @@ func (t *Tracker) markReported(ctx context.Context, id string, until time.Time, 
 	for attempt := 1; ; attempt++ {
 		wctx, stopping := ctx, ctx.Err() != nil
 		if stopping {
-			wctx = context.WithoutCancel(ctx)
+			wctx = withoutCancel(ctx)
 		}
 		err := t.store.MarkReported(wctx, id, t.opts.Clock.Now())
 		if err == nil {
@@ -745,7 +745,7 @@ func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome, then func(finis
 				slog.String("id", o.ID), slog.Duration("timeout", t.opts.OnOutcomeTimeout))
 		}
 		// Its context has ended: give it a moment to return.
-		gctx, gcancel := t.opts.deadline(context.WithoutCancel(ctx), stopGrace)
+		gctx, gcancel := t.opts.deadline(withoutCancel(ctx), stopGrace)
 		select {
 		case <-returned:
 		case <-gctx.Done():

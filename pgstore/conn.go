@@ -44,10 +44,14 @@ func (c conn) args(args []any) *statementArgs {
 	if len(a.buf) > 0 {
 		text = string(a.buf)
 	}
+	// Each literal goes in the list as a pointer into strs, which a string would be
+	// boxed to get; strs is not grown once pointed into.
+	a.strs = emptied(a.strs, len(args))
 	start := 0
 	for i, v := range args {
 		if end := a.ends[i]; end >= 0 {
-			v, start = text[start:end], end
+			a.strs = append(a.strs, text[start:end])
+			v, start = &a.strs[len(a.strs)-1], end
 		}
 		a.list = append(a.list, v)
 	}
@@ -64,7 +68,8 @@ func (c conn) args(args []any) *statementArgs {
 type statementArgs struct {
 	list []any
 	buf  []byte
-	ends []int // where each argument's literal ends in buf; -1: not an array
+	ends []int    // where each argument's literal ends in buf; -1: not an array
+	strs []string // the literals, each given in list as a pointer to it
 }
 
 var statementArgsPool = sync.Pool{New: func() any { return new(statementArgs) }}
@@ -73,6 +78,7 @@ var statementArgsPool = sync.Pool{New: func() any { return new(statementArgs) }}
 func (a *statementArgs) release() {
 	clear(a.list)
 	a.list = a.list[:0]
+	a.strs = emptied(a.strs, 0)
 	statementArgsPool.Put(a)
 }
 
