@@ -212,6 +212,9 @@ func WithRetry(maxAttempts int, minWait, maxWait time.Duration) Option {
 }
 
 // WithTimeout bounds each attempt of a request, from dialling to the end of the body.
+// The status checks a Tracker's Run makes share this deadline as its store calls share
+// theirs: attempts that begin within a hundredth of d of one another end together, so
+// each is bounded by d and by no less than 99% of it.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
