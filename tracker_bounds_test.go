@@ -838,3 +838,39 @@ func TestRunAnOnOutcomeThatEndsItsGoroutineFailsOneCall(t *testing.T) {
 		assert.Equal(t, 1, rc.callsOf(id))
 	}
 }
+
+// An OnOutcome call given up on at its deadline, and after its grace, gives its report
+// over to another goroutine, which records the failure and goes on with the reports
+// waiting even when recording it panics (a store's driver): the panic is Run's to return,
+// and no report is left unfinished for Run to wait on for good.
+func TestAReportGivenUpOnGoesOnWhenRecordingItPanics(t *testing.T) {
+	forGood := make(chan struct{})
+	t.Cleanup(func() { close(forGood) })
+	deadlines := newFakeDeadlines()
+	tr, _, _ := newTestTracker(t, TrackerOptions{deadline: deadlines.deadline, OnOutcome: func(context.Context, *Outcome) error {
+		<-forGood // deaf to its context
+		return nil
+	}})
+	recorded, wentOn, kept := make(chan bool, 1), make(chan struct{}), make(chan bool, 1)
+	go func() {
+		kept <- tr.callOnOutcome(context.Background(), &Outcome{ID: "payout/send/stuck1"}, func(finished bool, err error) {
+			recorded <- finished
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			panic("the store's driver")
+		}, func() { close(wentOn) })
+	}()
+	deadlines.fire(1) // OnOutcomeTimeout
+	deadlines.fire(1) // the grace
+	select {
+	case <-wentOn:
+	case <-time.After(10 * time.Second): // a safety net only
+		t.Fatal("the report given up on did not go on")
+	}
+	assert.False(t, <-recorded, "recorded as a call that did not finish")
+	assert.ErrorContains(t, tr.takePanic(), "the store's driver")
+	select {
+	case <-kept:
+		t.Fatal("callOnOutcome returned while OnOutcome was still under way")
+	default:
+	}
+}

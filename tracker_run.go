@@ -731,10 +731,12 @@ func (t *Tracker) callOnOutcome(ctx context.Context, o *Outcome, then func(finis
 	var state atomic.Int32
 	returned := make(chan struct{}) // closed when the call returns, for a watch in its grace
 	giveUp := func(err error) {
-		defer t.recoverPanic("a report of Run")
-		cancel()
-		then(false, err)
-		goOn()
+		func() {
+			defer t.recoverPanic("a report of Run")
+			cancel()
+			then(false, err)
+		}()
+		goOn() // the report is finished, whether then panicked or not
 	}
 	unwatch := context.AfterFunc(octx, func() {
 		if state.Load() != callUnderWay {
