@@ -389,6 +389,11 @@ func (c *Client) attemptContext(ctx context.Context, st *attemptState) (context.
 	}
 	if run, ok := st.ctx.Context.(*sharingContext); ok && ctx == context.Context(&st.ctx) { // nothing else wraps the state
 		shared, cancel := run.deadlines.deadline(run, c.attemptTimeout)
+		if st.attempt.Context != nil {
+			// A later attempt: net/http may still be letting go of the last one's
+			// context, which it reads as the parent of its own, so that one stays as it is.
+			return &stateContext{Context: shared, st: st}, cancel
+		}
 		st.attempt = stateContext{Context: shared, st: st}
 		return &st.attempt, cancel
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
@@ -288,3 +289,46 @@ func TestStatusChecksUnderRunShareTheirAttemptsDeadline(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, shared.Err(), context.Canceled, "the shared deadline ends with Run's context")
 }
+
+// A status check under Run that is tried again gives each attempt a context of its own
+// over the one shared deadline: net/http may still be letting go of an attempt's context
+// (it reads it as the parent of its own) while the next begins, so none is rewritten.
+func TestStatusCheckAttemptsUnderRunEachHaveTheirOwnContext(t *testing.T) {
+	answered := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if answered++; answered < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"message":"not found"}`))
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithClientCredentials("client-id", "client-secret"), WithRetry(3, 0, 0), WithTimeout(time.Minute))
+	require.NoError(t, err)
+	var attempts []context.Context
+	c.http.HTTPClient.Transport = transportFunc(func(r *http.Request) (*http.Response, error) {
+		attempts = append(attempts, r.Context())
+		return srv.Client().Transport.RoundTrip(r) // net/http's own, with its read and write loops
+	})
+	rd := &recordedDeadlines{now: time.Now()}
+	d := newSharedDeadlines(func() time.Time { return rd.now }, rd.derive)
+	run := newSharingContext(context.Background(), d)
+	defer d.share(run)()
+
+	_, err = movementStatus(run, c, movement{Kind: KindSend, ClientReference: "retried1"})
+	require.Error(t, err, "the answer is a 404")
+	require.Len(t, attempts, 3, "tried again after two 503s")
+	assert.Equal(t, 1, rd.derived, "one deadline between the attempts")
+	for i, ctx := range attempts {
+		assert.Equal(t, attempts[0].Done(), ctx.Done(), "attempt %d shares the deadline", i+1)
+		for _, other := range attempts[:i] {
+			assert.NotSame(t, other, ctx, "attempt %d has a context of its own", i+1)
+		}
+	}
+}
+
+// transportFunc is an http.RoundTripper made of a function.
+type transportFunc func(*http.Request) (*http.Response, error)
+
+func (f transportFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
