@@ -30,6 +30,12 @@ type conn struct {
 // releases them once the statement has returned.
 func (c conn) args(args []any) *statementArgs {
 	a := statementArgsPool.Get().(*statementArgs)
+	c.fill(a, args)
+	return a
+}
+
+// fill makes a the arguments args as a statement of c sends them, in a's room.
+func (c conn) fill(a *statementArgs, args []any) {
 	a.list = append(a.list[:0], c.opts...)
 	a.buf, a.ends = a.buf[:0], a.ends[:0]
 	for _, v := range args {
@@ -55,7 +61,6 @@ func (c conn) args(args []any) *statementArgs {
 		}
 		a.list = append(a.list, v)
 	}
-	return a
 }
 
 // statementArgs are the arguments of one statement as the store sends them: conn's
