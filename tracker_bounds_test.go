@@ -102,6 +102,34 @@ func (f *fakeDeadlines) fire(n int) {
 	f.pruneLocked()
 }
 
+// fireUntil ends each deadline as soon as it is pending, moving the time to it, until
+// stop is closed; a safety net fails the test when stop is not closed within 10 seconds.
+func (f *fakeDeadlines) fireUntil(t *testing.T, stop <-chan struct{}) {
+	t.Helper()
+	limit := time.Now().Add(10 * time.Second)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if time.Now().After(limit) {
+			t.Error("not done within 10 seconds of firing every deadline as it came")
+			return
+		}
+		if f.pruneLocked(); len(f.live) == 0 {
+			waitCond(f.cond)
+			continue
+		}
+		for _, d := range f.live {
+			f.now = max(f.now, d.at)
+			d.cancel()
+		}
+	}
+}
+
 // waitCond waits on c, woken at the latest after a millisecond, so that a deadline
 // whose context a caller cancelled is pruned.
 func waitCond(c *sync.Cond) {
