@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -51,8 +52,8 @@ func (c conn) fill(a *statementArgs, args []any) {
 		text = string(a.buf)
 	}
 	// Each literal goes in the list as a pointer into strs, which a string would be
-	// boxed to get; strs is not grown once pointed into.
-	a.strs = emptied(a.strs, len(args))
+	// boxed to get; strs is not grown once pointed into. release cleared it.
+	a.strs = slices.Grow(a.strs[:0], len(args))
 	start := 0
 	for i, v := range args {
 		if end := a.ends[i]; end >= 0 {
